@@ -1,0 +1,107 @@
+"""Pinned external assets: upstream files we may use but must not redistribute.
+
+An asset is declared as a name (a relative path that also names its place in an offline
+mirror), a URL at a fixed commit, and the sha256 of its bytes. It is downloaded once into
+a cache and verified on every read. With `MEDHAL_ASSETS_DIR` set, assets are read only
+from that directory (`$MEDHAL_ASSETS_DIR/<name>`) and never downloaded, which is how
+offline machines and tests supply them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+ASSETS_DIR_ENV = "MEDHAL_ASSETS_DIR"
+CACHE_DIR_ENV = "MEDHAL_CACHE_DIR"
+
+
+class AssetError(RuntimeError):
+    """An asset is missing, unreachable or does not match its pinned hash."""
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def cache_dir() -> Path:
+    root = os.environ.get(CACHE_DIR_ENV) or Path.home() / ".cache" / "medhal"
+    return Path(root) / "assets"
+
+
+@dataclass(frozen=True)
+class Asset:
+    name: str
+    url: str
+    sha256: str
+
+    def _offline_hint(self) -> str:
+        return (
+            f"to run offline, save the file from {self.url} as "
+            f"${ASSETS_DIR_ENV}/{self.name} and set {ASSETS_DIR_ENV}"
+        )
+
+    def _verified(self, data: bytes, where: str) -> bytes:
+        actual = sha256_bytes(data)
+        if actual != self.sha256:
+            raise AssetError(
+                f"asset {self.name!r} at {where} has sha256 {actual}, expected {self.sha256} "
+                f"(pinned source: {self.url}); replace it with the pinned file, {self._offline_hint()}"
+            )
+        return data
+
+    def _download(self) -> bytes:
+        try:
+            with urllib.request.urlopen(self.url, timeout=60) as response:
+                return response.read()
+        except OSError as e:
+            raise AssetError(
+                f"asset {self.name!r} could not be downloaded from {self.url}: {e}; "
+                f"{self._offline_hint()}"
+            ) from e
+
+    @cached_property
+    def data(self) -> bytes:
+        """The verified bytes: from the offline directory when one is set, else the cache
+        (downloading into it on first use)."""
+        offline = os.environ.get(ASSETS_DIR_ENV)
+        if offline:
+            path = Path(offline) / self.name
+            if not path.is_file():
+                raise AssetError(
+                    f"asset {self.name!r} not found at {path} ({ASSETS_DIR_ENV}={offline}); "
+                    f"{self._offline_hint()}"
+                )
+            return self._verified(path.read_bytes(), str(path))
+        cached = cache_dir() / self.sha256 / Path(self.name).name
+        if cached.is_file():
+            return self._verified(cached.read_bytes(), str(cached))
+        data = self._verified(self._download(), self.url)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as tmp:
+            tmp.write(data)
+        os.replace(tmp.name, cached)
+        return data
+
+    def text(self) -> str:
+        return self.data.decode("utf-8")
+
+    def json(self):
+        return json.loads(self.data)
+
+    def provenance(self) -> dict[str, str]:
+        return {"name": self.name, "url": self.url, "sha256": self.sha256}

@@ -1,0 +1,169 @@
+"""Streaming reader for saved rollouts.
+
+Reads verifiers 0.2 `traces.jsonl` (one full trace per line) and the older v0
+`results.jsonl` rows, one line at a time, into flat `TraceRecord`s. A line that is not
+a JSON object, or lacks what a trace must have, is an error naming the file and line:
+nothing is skipped. A rollout that errored is still a record (with `errors` set), so
+reports keep it in their denominators.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TRACE_FILES = ("traces.jsonl", "results.jsonl")
+
+
+class TraceFileError(ValueError):
+    """A trace file line cannot be read; the message names the file and line."""
+
+
+@dataclass(slots=True)
+class TraceRecord:
+    """What a report needs from one rollout, in a shape shared by both file formats."""
+
+    path: str
+    line: int
+    data: dict[str, Any]
+    """The task's data (`task.data`): the TaskData fields, including `idx` and `benchmark`."""
+    task_type: str | None
+    reply: str | None
+    """Final assistant text; None when the rollout produced none."""
+    rewards: dict[str, float]
+    metrics: dict[str, float]
+    info: dict[str, Any]
+    errors: list[dict[str, Any]]
+    model: str | None = None
+    sampling: dict[str, Any] = field(default_factory=dict)
+    verifiers_version: str | None = None
+
+    @property
+    def errored(self) -> bool:
+        return bool(self.errors)
+
+    @property
+    def error_message(self) -> str | None:
+        if not self.errors:
+            return None
+        last = self.errors[-1]
+        return f"{last.get('type', 'Error')}: {last.get('message', '')}"
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+def resolve_trace_file(path: str | Path) -> Path:
+    """A run directory or a trace file -> the trace file."""
+    path = Path(path)
+    if path.is_dir():
+        for name in TRACE_FILES:
+            if (path / name).is_file():
+                return path / name
+        raise TraceFileError(f"{path}: no {' or '.join(TRACE_FILES)} in this directory")
+    if not path.is_file():
+        raise TraceFileError(f"{path}: no such file or directory")
+    return path
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _last_sampled_reply(nodes: list[dict]) -> str | None:
+    for node in reversed(nodes):
+        message = node.get("message") or {}
+        if node.get("sampled") and message.get("role") == "assistant":
+            return _content_text(message.get("content")).strip()
+    return None
+
+
+def _from_v1(row: dict, where: str, path: str, line: int) -> TraceRecord:
+    task = row["task"]
+    if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
+        raise TraceFileError(f"{where}: field 'task.data' is missing or not an object")
+    agent = row.get("agent") or {}
+    errors = row.get("errors") or []
+    if not isinstance(errors, list):
+        raise TraceFileError(f"{where}: field 'errors' is not a list")
+    return TraceRecord(
+        path=path,
+        line=line,
+        data=task["data"],
+        task_type=task.get("type"),
+        reply=_last_sampled_reply(row.get("nodes") or []),
+        rewards=row.get("rewards") or {},
+        metrics=row.get("metrics") or {},
+        info=row.get("info") or {},
+        errors=errors,
+        model=agent.get("model"),
+        sampling=agent.get("sampling") or {},
+        verifiers_version=(row.get("verifiers") or {}).get("version"),
+    )
+
+
+def _from_v0(row: dict, where: str, path: str, line: int) -> TraceRecord:
+    """A v0 `results.jsonl` row; medhal's v0 environments keep the TaskData under
+    `info.task_data`."""
+    info = row.get("info") or {}
+    data = info.get("task_data")
+    if not isinstance(data, dict):
+        raise TraceFileError(
+            f"{where}: results.jsonl row has no 'info.task_data' object (not written by a "
+            "medhal environment)"
+        )
+    completion = row.get("completion")
+    if isinstance(completion, list):
+        replies = [_content_text(m.get("content")) for m in completion if m.get("role") == "assistant"]
+        reply = replies[-1].strip() if replies else None
+    else:
+        reply = completion.strip() if isinstance(completion, str) else None
+    error = row.get("error")
+    metrics = {k: v for k, v in (row.get("metrics") or {}).items()}
+    return TraceRecord(
+        path=path,
+        line=line,
+        data=data,
+        task_type=info.get("task_type"),
+        reply=reply,
+        rewards={"reward": row["reward"]} if isinstance(row.get("reward"), (int, float)) else {},
+        metrics=metrics,
+        info={k: v for k, v in info.items() if k != "task_data"},
+        errors=[{"type": "Error", "message": str(error)}] if error else [],
+        model=row.get("model"),
+    )
+
+
+def parse_trace_line(text: str | bytes, path: str, line: int) -> TraceRecord:
+    where = f"{path}:{line}"
+    try:
+        row = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise TraceFileError(f"{where}: not valid JSON ({e}); truncated or corrupt line") from e
+    if not isinstance(row, dict):
+        raise TraceFileError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    if "task" in row and "nodes" in row:
+        return _from_v1(row, where, path, line)
+    if "prompt" in row and "completion" in row:
+        return _from_v0(row, where, path, line)
+    raise TraceFileError(
+        f"{where}: neither a verifiers trace (needs 'task' and 'nodes') nor a results row "
+        "(needs 'prompt' and 'completion')"
+    )
+
+
+def iter_traces(path: str | Path) -> Iterator[TraceRecord]:
+    """Yield one record per non-blank line, in file order, without loading the file."""
+    file = resolve_trace_file(path)
+    with open(file, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            if raw.strip():
+                yield parse_trace_line(raw, str(file), number)
