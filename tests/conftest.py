@@ -1,0 +1,67 @@
+"""Shared test fixtures: real upstream data (when MEDHAL_SHARED_DATA is set), the scripted
+OpenAI-compatible endpoint, and a helper that runs `eval` against it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from medhal.scripted_endpoint import ScriptedEndpoint
+
+SHARED_ENV = "MEDHAL_SHARED_DATA"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """`../shared/data`. Skips when MEDHAL_SHARED_DATA is unset; fails when it is set but wrong
+    (CI sets it, and then these tests must run)."""
+    root = os.environ.get(SHARED_ENV)
+    if not root:
+        pytest.skip(f"{SHARED_ENV} is not set")
+    path = Path(root)
+    assert path.is_dir(), f"{SHARED_ENV}={root} is not a directory"
+    return path
+
+
+@pytest.fixture
+def assets_dir(shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Read pinned assets from the offline copies in shared data."""
+    monkeypatch.setenv("MEDHAL_ASSETS_DIR", str(shared_data))
+    return shared_data
+
+
+@pytest.fixture
+def endpoint():
+    """Factory: `endpoint(script)` starts a scripted endpoint, stopped after the test."""
+    started: list[ScriptedEndpoint] = []
+
+    def start(script, **kwargs) -> ScriptedEndpoint:
+        ep = ScriptedEndpoint(script, **kwargs).start()
+        started.append(ep)
+        return ep
+
+    yield start
+    for ep in started:
+        ep.stop()
+
+
+def run_eval(env_id: str, base_url: str, out_dir: Path, *args: str, env: dict | None = None, timeout: int = 300) -> list[dict]:
+    """Run `eval <env_id>` against `base_url` with the environment's default (in-process)
+    harness; return the saved trace rows. Fails with eval's output if it exits non-zero."""
+    argv = [
+        str(BIN / "eval"), env_id, "--client.base-url", base_url, "--no-push", "--no-rich",
+        "-m", "scripted", "-o", str(out_dir), *args,
+    ]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    assert proc.returncode == 0, f"eval exited {proc.returncode}:\n{proc.stderr[-4000:]}"
+    return [json.loads(line) for line in (out_dir / "traces.jsonl").read_text().splitlines() if line.strip()]
+
+
+def run_medhal(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "medhal"), *args], capture_output=True, text=True, timeout=timeout)
