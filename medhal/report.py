@@ -50,6 +50,8 @@ class ReportSpec:
     pred_key: str | None = None
     """`trace.info` key with the predicted class (absent or None means INVALID)."""
     classes: tuple[str, ...] = ()
+    pred_only_classes: tuple[str, ...] = ()
+    """Predicted labels that are never gold (e.g. an abstention): extra confusion columns."""
     correct_metric: str = "correct"
     """Metric (or unit-weight reward) that is 1.0 when the item is answered correctly."""
     parsed_metric: str = "parsed"
@@ -210,7 +212,8 @@ def build_report(summary: RunSummary, spec: ReportSpec) -> dict[str, Any]:
         gold = [i.gold for i in items]
         pred = [i.pred for i in items]
         report["classes"] = {c: v for c, v in m.per_class_prf(gold, pred, spec.classes).items()}
-        report["confusion"] = m.confusion(gold, pred, spec.classes)
+        columns = (*spec.pred_only_classes, m.INVALID, m.ERROR)
+        report["confusion"] = m.confusion(gold, pred, spec.classes, columns)
     report["errors"] = dict(Counter(i.error for i in items if i.error is not None).most_common())
     report["provenance"] = {
         "data": summary.provenance[0] if len(summary.provenance) == 1 else summary.provenance,
