@@ -56,7 +56,9 @@ def _read_local(path: Path) -> list[dict]:
             rows = json.loads(text)
         else:
             rows = []
-            for number, line in enumerate(text.splitlines(), start=1):
+            # Split on "\n" only: str.splitlines() also breaks at U+2028/U+2029 and other
+            # separators that JSON strings may hold unescaped.
+            for number, line in enumerate(text.split("\n"), start=1):
                 if not line.strip():
                     continue
                 try:
