@@ -1,0 +1,86 @@
+"""The classic (v0) face of a v1 environment: `load_environment(**kwargs)`.
+
+The Hub's quality scan and `vf-eval` still call `load_environment` and expect a v0
+`SingleTurnEnv`. Rather than keeping a second copy of prompts and scoring, the v0
+environment is built from the v1 taskset: the dataset rows are the tasks' own prompt
+messages, and the rubric rebuilds each row's `Task` and runs its `Task.score` on the
+completion, so v0 and v1 score the same reply identically by construction. Each v1
+reward becomes a unit-weight v0 reward returning its weighted contribution (so the
+total reward is the same), each v1 metric a zero-weight v0 metric.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import verifiers as vf0
+import verifiers.v1 as vf
+from verifiers.v1.decorators import discover_decorated
+
+from medhal.task import prompt_messages, reply_trace
+
+logger = logging.getLogger(__name__)
+
+TRACE_KEY = "medhal_trace"
+
+
+def _completion_text(completion: Any) -> str:
+    if isinstance(completion, str):
+        return completion
+    texts = [m.get("content") or "" for m in completion or [] if isinstance(m, dict) and m.get("role") == "assistant"]
+    return texts[-1] if texts else ""
+
+
+def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any) -> vf0.SingleTurnEnv:
+    """A v0 SingleTurnEnv over `taskset_cls`'s tasks. Taskset options are taken from
+    `kwargs`; anything else (`max_turns`, ... passed by v0 tooling) is ignored with a log."""
+    from verifiers.v1.utils.generic import generic_type
+    from datasets import Dataset
+
+    config_cls = generic_type(taskset_cls, vf.TasksetConfig, origin=vf.Taskset) or vf.TasksetConfig
+    options = {k: v for k, v in kwargs.items() if k in config_cls.model_fields}
+    ignored = sorted(set(kwargs) - set(options))
+    if ignored:
+        logger.info("%s: ignoring arguments that are not taskset options: %s", env_id, ignored)
+    config = config_cls.model_validate({"id": env_id, **options})
+    tasks = taskset_cls(config).select()
+    if not tasks:
+        raise ValueError(f"{env_id}: these options select no tasks: {options}")
+    task_cls = type(tasks[0])
+    data_cls = type(tasks[0].data)
+    rows = [
+        {
+            "prompt": [m.model_dump(exclude_none=True) for m in prompt_messages(t.data)],
+            "answer": "",
+            "info": {"task_data": t.data.model_dump(mode="json"), "task_type": task_cls.__name__},
+            "task": env_id,
+        }
+        for t in tasks
+    ]
+
+    async def scored(completion: Any, info: dict, state: dict) -> vf.Trace:
+        trace = state.get(TRACE_KEY)
+        if trace is None:
+            task = task_cls(data_cls.model_validate(info["task_data"]), config.task)
+            trace = reply_trace(task, _completion_text(completion))
+            await task.score(trace)
+            state[TRACE_KEY] = trace
+            info["scored"] = dict(trace.info)
+        return trace
+
+    def signal(name: str, kind: str):
+        async def value(completion: Any, info: dict, state: dict) -> float:
+            trace = await scored(completion, info, state)
+            return (trace.rewards if kind == "reward" else trace.metrics)[name]
+
+        value.__name__ = name
+        return value
+
+    probe = tasks[0]
+    rubric = vf0.Rubric()
+    for fn in discover_decorated(probe, "reward"):
+        rubric.add_reward_func(signal(fn.__name__, "reward"), weight=1.0)
+    for fn in discover_decorated(probe, "metric"):
+        rubric.add_metric(signal(fn.__name__, "metric"))
+    return vf0.SingleTurnEnv(eval_dataset=Dataset.from_list(rows), rubric=rubric, env_id=env_id)
