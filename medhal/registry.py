@@ -27,3 +27,15 @@ def report_spec(env_id: str) -> ReportSpec:
     if not isinstance(spec, ReportSpec):
         raise SystemExit(f"environment {env_id!r} exports no REPORT (a medhal.report.ReportSpec)")
     return spec
+
+
+ENTRY_POINT_GROUP = "medhal.environments"
+
+
+def installed_environments() -> dict[str, str]:
+    """Environment id -> module name, for every installed package that registers itself
+    under the `medhal.environments` entry-point group (sorted by id)."""
+    from importlib.metadata import entry_points
+
+    found = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return dict(sorted(found.items()))
