@@ -1,11 +1,16 @@
 """MedFact-Bench as a verifiers v1 environment (`uv run eval medfact-bench`)."""
 
+from pathlib import Path
+
 from medhal.harness import SingleTurnHarness
 
 from medfact_bench.report import REPORT
 from medfact_bench.taskset import MedFactConfig, MedFactData, MedFactTask, MedFactTaskset
 
-__all__ = ["MedFactTaskset", "SingleTurnHarness", "MedFactTask", "MedFactData", "MedFactConfig", "REPORT", "load_environment"]
+DEMO_OPTIONS = {"dataset_path": str(Path(__file__).parent / "demo" / "medfact_demo.jsonl")}
+"""Taskset options for `medhal demo`: six rows written by us (see demo/README.md)."""
+
+__all__ = ["MedFactTaskset", "SingleTurnHarness", "MedFactTask", "MedFactData", "MedFactConfig", "REPORT", "DEMO_OPTIONS", "load_environment"]
 
 
 def load_environment(**kwargs):
