@@ -1,0 +1,215 @@
+"""One dataset row of a Med-HALT set -> what the model sees and what counts as right.
+
+Rows arrive from the Hub (typed columns: PMID as an int, empty cells as None), from the
+authors' CSVs (every cell a string, empty cells ""), or from JSON dumps that stringified
+values ("None", "2015.0"); `cell` reads them all the same way. Only the columns a set
+needs are required, so column subsets of the official files load too: an IR row needs
+`id`, the column the question is built from and the gold column.
+
+Gold answers. Reasoning sets carry `correct_answer`; the fake set's right answer is to
+decline. An IR row's gold is the requested field (`Title` or `url`); for a fake paper it
+is "Unknown". Column-subset copies of the *2title sets overwrite `Title` of fake rows with
+a real source title and keep the official gold in `original_title`, so `original_title`
+is the gold whenever it is present.
+
+Clusters (`source_question`). Every row has its own uuid in `id`: no id is shared between
+sets (on the IR sets, whose 4,916 PMIDs are the same papers in all four sets, the ids are
+disjoint). FCT and NOTA are built from the same exam questions, keep the question text and
+rewrite only the options, so the normalised question text links an FCT item to its NOTA
+twin (and duplicates within a set). Fake questions are newly written and carry no link to
+a source question, so each is its own cluster. IR items link through the PMID of the
+source paper; a row without a PMID column takes it from its gold link, and a fake paper
+with neither is its own cluster.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from medhal.datasets import DatasetError
+
+from med_halt.sets import ABSTRACT2LINK, FAKE, FCT, LINK2TITLE, PMID2TITLE, TITLE2LINK, TITLE_SETS, SetSpec
+
+UNKNOWN = "Unknown"
+"""The gold answer of an IR question about a paper that does not exist."""
+DECLINE_GOLD = "I do not know"
+"""The gold recorded for a fake question (the set has no answer column); any declining
+answer counts (see scoring)."""
+SPLIT_TYPES = ("train", "val", "test", "dev")
+PROPOSED_KEY = "correct answer"
+"""Key of the proposed (student) answer inside an FCT row's options."""
+
+_IR_INPUT = {
+    PMID2TITLE.config: ("PMID", "Pmid"),
+    LINK2TITLE.config: ("url", "url"),
+    TITLE2LINK.config: ("Title", "paper_title"),
+    ABSTRACT2LINK.config: ("Abstract", "paper_abstract"),
+}
+"""IR set -> (dataset column the question is built from, key of the model's input dict)."""
+
+_PUBMED_URL = re.compile(
+    r"^\s*(?:https?://)?(?:www\.)?(?:pubmed\.ncbi\.nlm\.nih\.gov/|ncbi\.nlm\.nih\.gov/pubmed/)(\d+)/?\s*$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class SetItem:
+    """A row ready to become a task."""
+
+    source_id: str
+    model_input: dict[str, Any]
+    """The dict shown to the model after `Input: ` (rendered with Python's str, as upstream)."""
+    gold: str
+    source_question: str
+    split_type: str = ""
+    source_dataset: str = ""
+    proposed_answer: str = ""
+    verdict_gold: str = ""
+    decline_options: tuple[str, ...] = ()
+    paper_exists: bool | None = None
+
+
+def cell(value: Any) -> str:
+    """A cell as text; missing values (None, NaN, "None", "nan", "") become ""."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    text = str(value)
+    return "" if text.strip() in ("", "None", "nan", "NaN") else text
+
+
+def normalize_text(text: str) -> str:
+    """Case-, punctuation- and whitespace-insensitive form of a text."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(re.sub(r"[\W_]+", " ", text).split())
+
+
+def pubmed_id(value: Any) -> str | None:
+    """The PMID in a PubMed link (either URL form), else None."""
+    match = _PUBMED_URL.match(str(value))
+    return match.group(1) if match else None
+
+
+def _required(row: dict, column: str, where: str) -> str:
+    if column not in row:
+        raise DatasetError(f"{where}: column {column!r} is missing")
+    value = cell(row[column])
+    if not value.strip():
+        raise DatasetError(f"{where}: field {column!r} is empty")
+    return value
+
+
+def _pmid(row: dict, where: str) -> str:
+    text = _required(row, "PMID", where).strip()
+    match = re.fullmatch(r"(\d+)(?:\.0+)?", text)
+    if not match:
+        raise DatasetError(f"{where}: field 'PMID' is {text!r}, not a PubMed id")
+    return match.group(1)
+
+
+def parse_options(text: str, where: str) -> dict[str, Any]:
+    """An `options` cell: a Python dict literal, read with `ast.literal_eval` (never eval)."""
+    try:
+        options = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError) as e:
+        raise DatasetError(f"{where}: field 'options' is not a Python dict literal ({type(e).__name__})") from e
+    if not isinstance(options, dict) or not options:
+        raise DatasetError(f"{where}: field 'options' is not a non-empty dict")
+    if not all(isinstance(k, str) for k in options):
+        raise DatasetError(f"{where}: field 'options' has a non-string key")
+    return options
+
+
+def question_cluster(question: str) -> str:
+    return "question:" + hashlib.sha1(normalize_text(question).encode()).hexdigest()[:16]
+
+
+def is_decline_text(text: str) -> bool:
+    """Whether a text says that the answer is not known ("I do not know", "I don't know")."""
+    return re.search(r"\b(?:do not|don t|dont) know\b", normalize_text(text)) is not None
+
+
+def reasoning_item(spec: SetSpec, row: dict, where: str) -> SetItem:
+    source_id = _required(row, "id", where)
+    question = _required(row, "question", where)
+    options = parse_options(_required(row, "options", where), where)
+    split_type = _required(row, "split_type", where).strip()
+    if split_type not in SPLIT_TYPES:
+        raise DatasetError(f"{where}: field 'split_type' is {split_type!r}, not one of {SPLIT_TYPES}")
+    common = {
+        "source_id": source_id,
+        "model_input": {"Question": question, "Options": options},
+        "split_type": split_type,
+        "source_dataset": cell(row.get("dataset")),
+    }
+    if spec is FAKE:
+        declines = tuple(str(v) for v in options.values() if is_decline_text(str(v)))
+        return SetItem(gold=DECLINE_GOLD, source_question=f"fake:{source_id}", decline_options=declines, **common)
+    gold = _required(row, "correct_answer", where)
+    if spec is not FCT:
+        return SetItem(gold=gold, source_question=question_cluster(question), **common)
+    proposed = options.get(PROPOSED_KEY)
+    if proposed is None or not str(proposed).strip():
+        raise DatasetError(f"{where}: field 'options' has no {PROPOSED_KEY!r} entry (the proposed answer)")
+    verdict = "yes" if str(proposed).strip().lower() == gold.strip().lower() else "no"
+    return SetItem(
+        gold=gold,
+        source_question=question_cluster(question),
+        proposed_answer=str(proposed),
+        verdict_gold=verdict,
+        **common,
+    )
+
+
+def _paper_exists(row: dict, gold: str, where: str) -> bool:
+    kind = cell(row.get("pubmed_data_type")).strip()
+    if kind:
+        if kind not in ("real_data", "fake_data"):
+            raise DatasetError(f"{where}: field 'pubmed_data_type' is {kind!r}, not real_data or fake_data")
+        exists = kind == "real_data"
+    else:
+        flag = cell(row.get("is_paper_exists")).strip().lower()
+        exists = flag == "yes" if flag else gold.strip().lower() != UNKNOWN.lower()
+    if not exists and gold.strip().lower() != UNKNOWN.lower():
+        raise DatasetError(
+            f"{where}: a fake paper whose gold is {gold[:80]!r}, not {UNKNOWN!r} (a column-subset "
+            "file that overwrote the gold? its official gold column must be present)"
+        )
+    return exists
+
+
+def ir_item(spec: SetSpec, row: dict, where: str) -> SetItem:
+    source_id = _required(row, "id", where)
+    column, input_key = _IR_INPUT[spec.config]
+    value = _pmid(row, where) if column == "PMID" else _required(row, column, where)
+    if spec.config in TITLE_SETS:
+        gold_column = "original_title" if "original_title" in row else "Title"
+    else:
+        gold_column = "url"
+    gold = _required(row, gold_column, where).strip()
+    exists = _paper_exists(row, gold, where)
+    if "PMID" in row and cell(row["PMID"]).strip():
+        pmid = _pmid(row, where)
+    else:
+        pmid = pubmed_id(gold) or pubmed_id(cell(row.get("url")))
+    cluster = f"pmid:{pmid}" if pmid else f"row:{spec.config}:{source_id}"
+    return SetItem(
+        source_id=source_id,
+        model_input={input_key: value},
+        gold=gold,
+        source_question=cluster,
+        paper_exists=exists,
+    )
+
+
+def to_item(spec: SetSpec, row: dict, where: str) -> SetItem:
+    if spec.config in _IR_INPUT:
+        return ir_item(spec, row, where)
+    return reasoning_item(spec, row, where)
+
