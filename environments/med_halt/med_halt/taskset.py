@@ -141,12 +141,17 @@ class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
         )
 
     @vf.metric
-    async def outcome(self, task: MedHaltData, trace: vf.Trace) -> dict[str, float]:
-        """`correct` and `parsed` (the answer field was found); the extracted answer, how
-        the reply was read and the outcome under every rule of the set go to `trace.info`."""
+    async def correct(self, task: MedHaltData, trace: vf.Trace) -> float:
+        """1 when the answer is right under the run's rule. Also records on `trace.info` the
+        extracted answer, how the reply was read, and the outcome under every rule of the set."""
         graded = self._grade(task, trace)
         trace.info.update({"answer": graded.answer, "parse_method": graded.method, **graded.outcomes})
-        return {"correct": float(graded.correct), "parsed": float(graded.parsed)}
+        return float(graded.correct)
+
+    @vf.metric
+    async def parsed(self, task: MedHaltData, trace: vf.Trace) -> float:
+        """1 when the reply held the set's answer field (0: a format error)."""
+        return float(self._grade(task, trace).parsed)
 
     @vf.reward(weight=1.0)
     async def points(self, task: MedHaltData, trace: vf.Trace) -> float:
