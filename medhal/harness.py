@@ -18,6 +18,7 @@ import asyncio
 import httpx
 import openai
 import verifiers.v1 as vf
+from verifiers.v1.errors import HarnessError
 from verifiers.v1.runtimes import ProgramResult, Runtime
 
 # The null harness's program uses the OpenAI SDK defaults; keep the same retry policy so
@@ -83,3 +84,14 @@ class SingleTurnHarness(vf.Harness[SingleTurnHarnessConfig]):
             # interception recorded a provider error, the rollout raises that one instead.
             return ProgramResult(exit_code=1, stdout="", stderr=f"{type(e).__name__}: {e}")
         return ProgramResult(exit_code=0, stdout="", stderr="")
+
+    async def score(self, trace: vf.Trace, runtime: Runtime) -> None:
+        """A rollout stopped by the rollout timeout before the model replied has no answer
+        to score: record it as an error, so reports count it as one and `eval --resume`
+        re-runs it (the framework would otherwise score the empty trajectory as wrong)."""
+        await super().score(trace, runtime)
+        if trace.stop_condition == "harness_timeout" and not trace.assistant_messages:
+            raise HarnessError(
+                f"harness {self.config.id!r}: no reply before the rollout timeout (--timeout.rollout); "
+                "the model request was still pending"
+            )
