@@ -29,8 +29,15 @@ REPLIES = [
 
 
 @pytest.fixture(params=sorted(installed_environments()))
-def environment(request, monkeypatch, shared_data):
+def environment(request, monkeypatch, shared_data, tmp_path):
+    """The environment module, with its prompt assets supplied offline: the shared copies,
+    or (MedHallu, whose upstream script is not in shared data) a script of the authors'
+    shape holding their prompt strings."""
     monkeypatch.setenv("MEDHAL_ASSETS_DIR", str(shared_data))
+    if request.param == "medhallu":
+        from tests.medhallu_fixtures import install_prompt_asset, official_strings, prompt_script
+
+        install_prompt_asset(tmp_path / "assets", prompt_script(official_strings(shared_data)), monkeypatch)
     return request.param, importlib.import_module(installed_environments()[request.param])
 
 

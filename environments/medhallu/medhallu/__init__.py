@@ -18,4 +18,12 @@ __all__ = [
     "MedHalluConfig",
     "REPORT",
     "DEMO_OPTIONS",
+    "load_environment",
 ]
+
+
+def load_environment(**kwargs):
+    """The classic v0 environment (for `vf-eval` and the Hub's scan), sharing prompts and scoring."""
+    from medhal.v0 import legacy_environment
+
+    return legacy_environment(MedHalluTaskset, "medhallu", **kwargs)
