@@ -93,11 +93,17 @@ def to_item(record: TraceRecord, spec: ReportSpec) -> Item:
         )
     try:
         groups = {f: str(data[f]) for f in spec.group_fields}
-        idx = int(data["idx"])
+        idx = data["idx"]
+        gold = str(data[spec.gold_field]) if spec.gold_field else None
+        cluster = str(data[spec.cluster_field]) if spec.cluster_field else None
     except KeyError as e:
         raise TraceFileError(f"{record.where}: field 'task.data.{e.args[0]}' is missing") from e
-    gold = str(data[spec.gold_field]) if spec.gold_field else None
-    cluster = str(data[spec.cluster_field]) if spec.cluster_field else None
+    if isinstance(idx, bool) or not isinstance(idx, int):
+        raise TraceFileError(f"{record.where}: field 'task.data.idx' is {idx!r}, not an integer")
+    if gold is not None and spec.classes and gold not in spec.classes:
+        raise TraceFileError(
+            f"{record.where}: field 'task.data.{spec.gold_field}' is {gold!r}, not one of {list(spec.classes)}"
+        )
     if record.errored:
         return Item(idx, groups, gold, m.ERROR, 0.0, False, {}, cluster, record.error_message)
     metrics = {**record.rewards, **record.metrics}
@@ -107,15 +113,28 @@ def to_item(record: TraceRecord, spec: ReportSpec) -> Item:
             "without errors (was it scored?)"
         )
     pred = record.info.get(spec.pred_key) if spec.pred_key else None
-    values = {k: float(metrics[k]) for k in spec.rate_metrics if k in metrics}
+    pred = str(pred) if pred is not None else m.INVALID
+    if gold is not None and spec.classes and pred not in (*spec.classes, *spec.pred_only_classes, m.INVALID):
+        raise TraceFileError(
+            f"{record.where}: field 'info.{spec.pred_key}' is {pred!r}, not one of "
+            f"{[*spec.classes, *spec.pred_only_classes]} or null"
+        )
+
+    def number(key: str) -> float:
+        value = metrics[key]
+        if isinstance(value, (int, float)):
+            return float(value)
+        raise TraceFileError(f"{record.where}: field 'metrics.{key}' is {value!r}, not a number")
+
+    values = {k: number(k) for k in spec.rate_metrics if k in metrics}
     values.update({k: record.info[k] for k in spec.item_values if k in record.info})
     return Item(
         idx,
         groups,
         gold,
-        str(pred) if pred is not None else m.INVALID,
-        float(metrics[spec.correct_metric]),
-        bool(metrics.get(spec.parsed_metric, 0.0)),
+        pred,
+        number(spec.correct_metric),
+        bool(number(spec.parsed_metric)) if spec.parsed_metric in metrics else False,
         values,
         cluster,
         None,

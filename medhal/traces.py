@@ -74,46 +74,76 @@ def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text", ""), str))
     return ""
 
 
-def _last_sampled_reply(nodes: list[dict]) -> str | None:
-    for node in reversed(nodes):
-        message = node.get("message") or {}
-        if node.get("sampled") and message.get("role") == "assistant":
+def _field(row: dict, name: str, where: str, kind: type = dict, label: str | None = None) -> Any:
+    """`row[name]` checked to be an object (or a list); absent or null gives an empty one."""
+    value = row.get(name)
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        what = "an object" if kind is dict else "a list"
+        raise TraceFileError(f"{where}: field {label or name!r} is not {what} (got {type(value).__name__})")
+    return value
+
+
+def _text_or_none(row: dict, name: str, where: str, label: str) -> str | None:
+    value = row.get(name)
+    if value is not None and not isinstance(value, str):
+        raise TraceFileError(f"{where}: field {label!r} is not a string (got {type(value).__name__})")
+    return value
+
+
+def _objects(values: list, name: str, where: str) -> list[dict]:
+    for i, value in enumerate(values):
+        if not isinstance(value, dict):
+            raise TraceFileError(f"{where}: field '{name}[{i}]' is not an object (got {type(value).__name__})")
+    return values
+
+
+def _last_sampled_reply(nodes: list[dict], where: str) -> str | None:
+    for i in range(len(nodes) - 1, -1, -1):
+        message = _field(nodes[i], "message", where, dict, f"nodes[{i}].message")
+        if nodes[i].get("sampled") and message.get("role") == "assistant":
             return _content_text(message.get("content")).strip()
     return None
+
+
+# A rollout the stock harness left at its timeout carries no error and no reply; it failed.
+TIMEOUT_ERROR = {"type": "HarnessTimeout", "message": "stopped by the rollout timeout before any reply (harness_timeout)"}
 
 
 def _from_v1(row: dict, where: str, path: str, line: int) -> TraceRecord:
     task = row["task"]
     if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
         raise TraceFileError(f"{where}: field 'task.data' is missing or not an object")
-    agent = row.get("agent") or {}
-    errors = row.get("errors") or []
-    if not isinstance(errors, list):
-        raise TraceFileError(f"{where}: field 'errors' is not a list")
+    agent = _field(row, "agent", where)
+    errors = _objects(_field(row, "errors", where, list), "errors", where)
+    reply = _last_sampled_reply(_objects(_field(row, "nodes", where, list), "nodes", where), where)
+    if not errors and reply is None and row.get("stop_condition") == "harness_timeout":
+        errors = [TIMEOUT_ERROR]
     return TraceRecord(
         path=path,
         line=line,
         data=task["data"],
-        task_type=task.get("type"),
-        reply=_last_sampled_reply(row.get("nodes") or []),
-        rewards=row.get("rewards") or {},
-        metrics=row.get("metrics") or {},
-        info=row.get("info") or {},
+        task_type=_text_or_none(task, "type", where, "task.type"),
+        reply=reply,
+        rewards=_field(row, "rewards", where),
+        metrics=_field(row, "metrics", where),
+        info=_field(row, "info", where),
         errors=errors,
-        model=agent.get("model"),
-        sampling=agent.get("sampling") or {},
-        verifiers_version=(row.get("verifiers") or {}).get("version"),
+        model=_text_or_none(agent, "model", where, "agent.model"),
+        sampling=_field(agent, "sampling", where, dict, "agent.sampling"),
+        verifiers_version=_text_or_none(_field(row, "verifiers", where), "version", where, "verifiers.version"),
     )
 
 
 def _from_v0(row: dict, where: str, path: str, line: int) -> TraceRecord:
     """A v0 `results.jsonl` row; medhal's v0 environments keep the TaskData under
     `info.task_data`."""
-    info = row.get("info") or {}
+    info = _field(row, "info", where)
     data = info.get("task_data")
     if not isinstance(data, dict):
         raise TraceFileError(
@@ -122,23 +152,24 @@ def _from_v0(row: dict, where: str, path: str, line: int) -> TraceRecord:
         )
     completion = row.get("completion")
     if isinstance(completion, list):
-        replies = [_content_text(m.get("content")) for m in completion if m.get("role") == "assistant"]
+        messages = _objects(completion, "completion", where)
+        replies = [_content_text(m.get("content")) for m in messages if m.get("role") == "assistant"]
         reply = replies[-1].strip() if replies else None
     else:
         reply = completion.strip() if isinstance(completion, str) else None
     error = row.get("error")
-    metrics = {k: v for k, v in (row.get("metrics") or {}).items()}
+    metrics = {k: v for k, v in _field(row, "metrics", where).items()}
     return TraceRecord(
         path=path,
         line=line,
         data=data,
-        task_type=info.get("task_type"),
+        task_type=_text_or_none(info, "task_type", where, "info.task_type"),
         reply=reply,
         rewards={"reward": row["reward"]} if isinstance(row.get("reward"), (int, float)) else {},
         metrics=metrics,
         info={k: v for k, v in info.items() if k != "task_data"},
         errors=[{"type": "Error", "message": str(error)}] if error else [],
-        model=row.get("model"),
+        model=_text_or_none(row, "model", where, "model"),
     )
 
 

@@ -90,7 +90,7 @@ def _literal(span: str) -> tuple[dict | None, str | None]:
 
 def _unquote(value: str) -> str:
     value = value.strip().rstrip(",").strip()
-    if value[:1] in "\"'":
+    if value[:1] in ("\"", "'"):
         quote = value[0]
         value = value[1:-1] if len(value) > 1 and value.endswith(quote) else value[1:]
     return value.strip()
