@@ -106,7 +106,9 @@ def cmd_serve_local(ns: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    """Register `serve-local` (and, later, `demo`)."""
+    """Register `serve-local` and `demo`."""
+    from medhal.demo import add_parser as add_demo_parser
+
     serve = sub.add_parser(
         "serve-local",
         help="serve the embedded SmolLM2-135M-Instruct model (OpenAI-compatible) until Ctrl-C",
@@ -116,3 +118,4 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     add_local_model_args(serve)
     serve.set_defaults(handler=cmd_serve_local)
+    add_demo_parser(sub, add_local_model_args)

@@ -12,11 +12,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import subprocess
 import sys
 import time
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +50,7 @@ def run_env(argv: list[str], out: Path) -> int:
 
 def cmd_demo(ns: argparse.Namespace) -> int:
     from medhal.cli import check_error_rate, report_one
-    from medhal.report import comparison_markdown
+    from medhal.report import comparison_markdown, to_markdown
 
     envs = installed_environments()
     if ns.env:
@@ -65,35 +63,41 @@ def cmd_demo(ns: argparse.Namespace) -> int:
         print("medhal demo: no environments installed (entry-point group medhal.environments)", file=sys.stderr)
         return 2
     root: Path = ns.output
+    local = None
     if ns.base_url:
-        server = nullcontext()
         base_url, model = ns.base_url, ns.model or "default"
     else:
-        from medhal.commands_local import local_model_from_args
+        from medhal.commands_local import LocalModelFailed, local_model_errors, local_model_from_args
 
-        server = local_model_from_args(ns)
+        local = local_model_from_args(ns)
+        try:
+            with local_model_errors("demo"):
+                local.start()
+        except LocalModelFailed as e:
+            return e.code
+        base_url, model = local.base_url, ns.model or local.model
+        print(f"local model {local.model} ready at {base_url} in {local.startup_seconds:.1f}s", flush=True)
     started = time.time()
-    reports, specs = [], []
-    with server as local:
-        if local is not None:
-            base_url, model = local.base_url, ns.model or local.model
-            print(f"local model {local.model} ready at {base_url}", flush=True)
+    reports, specs, failed = [], [], []
+    try:
         for env_id, module in envs.items():
             out = root / env_id
             print(f"\n=== {env_id} ===", flush=True)
             code = run_env(eval_command(env_id, module, base_url, model, out, ns), out)
             if code != 0:
-                print(f"medhal demo: eval {env_id} exited {code}", file=sys.stderr)
-                return code
+                failed.append(env_id)
+                print(f"medhal demo: eval {env_id} exited {code} (see its output above)", file=sys.stderr)
+                continue
             report, spec, _ = report_one(out, out, env_id)
             reports.append(report)
             specs.append(spec)
+    finally:
+        if local is not None:
+            local.stop()
     table = comparison_markdown(reports, specs)
     root.mkdir(parents=True, exist_ok=True)
     parts = [f"# medhal demo ({model} at {base_url})", "", table]
     for report, spec in zip(reports, specs):
-        from medhal.report import to_markdown
-
         body = to_markdown(report, spec)
         parts += [body, *[f"![{p}]({report['benchmark']}/{p})" for p in report["plots"]], ""]
     (root / "report.md").write_text("\n".join(parts))
@@ -102,6 +106,9 @@ def cmd_demo(ns: argparse.Namespace) -> int:
     plots = [f"{root / r['benchmark'] / p}" for r in reports for p in r["plots"]]
     print(f"wrote {root / 'report.md'} and {len(plots)} plots ({time.time() - started:.0f}s):")
     print("\n".join(f"  {p}" for p in plots))
+    if failed:
+        print(f"medhal demo: no results for {', '.join(failed)}", file=sys.stderr)
+        return 1
     return check_error_rate(reports, ns.max_error_rate)
 
 

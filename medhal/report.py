@@ -303,14 +303,18 @@ def to_markdown(report: dict[str, Any], spec: ReportSpec) -> str:
 
 
 def comparison_markdown(reports: list[dict[str, Any]], specs: list[ReportSpec]) -> str:
-    keys: list[str] = []
-    for spec in specs:
-        keys += [k for k in spec.headline if k not in keys]
-    rows = []
-    for report in reports:
-        models = ", ".join(report["provenance"]["models"])
-        rows.append(
-            [report["benchmark"], models, report["n"], report["n_errors"],
-             *[report.get(k, report["overall"].get(k, "")) for k in keys], report["parse_rate"]]
-        )
-    return "\n".join(["## Comparison", "", *_table(["benchmark", "model", "n", "errors", *keys, "parse_rate"], rows), ""])
+    """One table per benchmark (its own headline figures as columns), a row per run."""
+    lines = ["## Comparison", ""]
+    by_benchmark: dict[str, list[tuple[dict[str, Any], ReportSpec]]] = {}
+    for report, spec in zip(reports, specs):
+        by_benchmark.setdefault(report["benchmark"], []).append((report, spec))
+    for benchmark, runs in by_benchmark.items():
+        keys = list(runs[0][1].headline)
+        rows = [
+            [", ".join(r["provenance"]["models"]), r["n"], r["n_errors"],
+             *[r.get(k, r["overall"].get(k, "")) for k in keys], r["parse_rate"], r["source"]]
+            for r, _ in runs
+        ]
+        lines += [f"### {runs[0][0]['title']}", ""]
+        lines += _table(["model", "n", "errors", *keys, "parse_rate", "run"], rows) + [""]
+    return "\n".join(lines)

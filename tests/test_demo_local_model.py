@@ -1,0 +1,52 @@
+"""The demo path with the real embedded model: every installed environment, a handful of
+items each, small max_tokens; every rollout must come back as a scored trace and every
+report must count them all."""
+
+import json
+import os
+
+import pytest
+
+from medhal.local_model import missing_packages
+from medhal.registry import installed_environments
+from tests.conftest import run_medhal
+from tests.medhallu_fixtures import install_prompt_asset, official_strings, prompt_script
+
+ITEMS = 2
+
+
+@pytest.fixture
+def offline_assets(shared_data, tmp_path, monkeypatch):
+    """Pinned prompt assets from shared data; MedHallu's upstream script is not there, so a
+    script of the authors' shape with their prompt strings stands in for it."""
+    root = tmp_path / "assets"
+    install_prompt_asset(root, prompt_script(official_strings(shared_data)), monkeypatch)
+    (root / "medhalt").symlink_to(shared_data / "medhalt", target_is_directory=True)
+    return root
+
+
+def test_demo_with_the_local_model(offline_assets, tmp_path):
+    if missing_packages():
+        message = f"the `local` extra is not installed ({', '.join(missing_packages())})"
+        if os.environ.get("CI"):
+            pytest.fail(message + "; `uv sync` installs it with the dev group")
+        pytest.skip(message)
+    out = tmp_path / "demo"
+    proc = run_medhal("demo", "-n", str(ITEMS), "--max-tokens", "16", "-c", "2", "-o", str(out), timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    envs = installed_environments()
+    assert set(envs) == {"medfact-bench", "med-halt", "medhallu"}
+    for env_id in envs:
+        rows = [json.loads(l) for l in (out / env_id / "traces.jsonl").read_text().splitlines() if l.strip()]
+        assert len(rows) == ITEMS, env_id
+        for row in rows:
+            assert not row["errors"], (env_id, row["errors"])
+            assert row["agent"]["model"] == "smollm2-135m-instruct"
+            assert any(n.get("sampled") for n in row["nodes"]), env_id  # the model answered
+            assert row["rewards"] and row["metrics"], env_id  # and the answer was scored
+        report = json.loads((out / env_id / "report.json").read_text())
+        assert report["n"] == ITEMS and report["n_errors"] == 0
+        assert all((out / env_id / plot).is_file() for plot in report["plots"])
+    combined = json.loads((out / "report.json").read_text())
+    assert [r["benchmark"] for r in combined] == list(envs)
+    assert "## Comparison" in (out / "report.md").read_text() and "## Comparison" in proc.stdout
