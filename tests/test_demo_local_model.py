@@ -10,19 +10,8 @@ import pytest
 from medhal.local_model import missing_packages
 from medhal.registry import installed_environments
 from tests.conftest import run_medhal
-from tests.medhallu_fixtures import install_prompt_asset, official_strings, prompt_script
 
 ITEMS = 2
-
-
-@pytest.fixture
-def offline_assets(shared_data, tmp_path, monkeypatch):
-    """Pinned prompt assets from shared data; MedHallu's upstream script is not there, so a
-    script of the authors' shape with their prompt strings stands in for it."""
-    root = tmp_path / "assets"
-    install_prompt_asset(root, prompt_script(official_strings(shared_data)), monkeypatch)
-    (root / "medhalt").symlink_to(shared_data / "medhalt", target_is_directory=True)
-    return root
 
 
 def test_demo_with_the_local_model(offline_assets, tmp_path):
