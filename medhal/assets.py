@@ -17,12 +17,15 @@ import os
 import tempfile
 import urllib.request
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 
 ASSETS_DIR_ENV = "MEDHAL_ASSETS_DIR"
 CACHE_DIR_ENV = "MEDHAL_CACHE_DIR"
 SHA256_OVERRIDE_ENV = "MEDHAL_ASSET_SHA256"
+
+
+_VERIFIED: dict[tuple[str, int, int, str], bytes] = {}
+"""Verified asset bytes by (file, size, mtime, expected sha256)."""
 
 
 class AssetError(RuntimeError):
@@ -91,10 +94,13 @@ class Asset:
                 f"{self._offline_hint()}"
             ) from e
 
-    @cached_property
+    @property
     def data(self) -> bytes:
         """The verified bytes: from the offline directory when one is set, else the cache
-        (downloading into it on first use)."""
+        (downloading into it on first use). Verified reads are memoised per source file
+        (path, size, mtime) and expected hash, so a changed `MEDHAL_ASSETS_DIR`, file or
+        hash override is always honoured."""
+        expected = self.expected_sha256
         offline = os.environ.get(ASSETS_DIR_ENV)
         if offline:
             path = Path(offline) / self.name
@@ -103,15 +109,19 @@ class Asset:
                     f"asset {self.name!r} not found at {path} ({ASSETS_DIR_ENV}={offline}); "
                     f"{self._offline_hint()}"
                 )
-            return self._verified(path.read_bytes(), str(path))
-        cached = cache_dir() / self.expected_sha256 / Path(self.name).name
-        if cached.is_file():
-            return self._verified(cached.read_bytes(), str(cached))
+        else:
+            path = cache_dir() / expected / Path(self.name).name
+        if path.is_file():
+            stat = path.stat()
+            key = (str(path), stat.st_size, stat.st_mtime_ns, expected)
+            if key not in _VERIFIED:
+                _VERIFIED[key] = self._verified(path.read_bytes(), str(path))
+            return _VERIFIED[key]
         data = self._verified(self._download(), self.url)
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=cached.parent, delete=False) as tmp:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:
             tmp.write(data)
-        os.replace(tmp.name, cached)
+        os.replace(tmp.name, path)
         return data
 
     def text(self) -> str:

@@ -65,8 +65,6 @@ def install_prompt_asset(root: Path, source: str, monkeypatch: pytest.MonkeyPatc
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    # Asset.data is cached per instance; drop it so this file is read.
-    PROMPT_ASSET.__dict__.pop("data", None)
     return env
 
 
@@ -74,12 +72,10 @@ def install_prompt_asset(root: Path, source: str, monkeypatch: pytest.MonkeyPatc
 def official_asset(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """The authors' prompt strings (from shared data) in a script of the authors' shape."""
     env = install_prompt_asset(tmp_path / "assets", prompt_script(official_strings(shared_data)), monkeypatch)
-    yield env
-    PROMPT_ASSET.__dict__.pop("data", None)
+    return env
 
 
 @pytest.fixture
 def invented_asset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     env = install_prompt_asset(tmp_path / "assets", prompt_script(INVENTED), monkeypatch)
-    yield env
-    PROMPT_ASSET.__dict__.pop("data", None)
+    return env

@@ -110,7 +110,7 @@ def test_bad_rows_are_named(tmp_path, mutate, message):
 def test_options_are_validated():
     with pytest.raises(ValueError, match="evaluation-only"):
         MedFactConfig(split="train")
-    with pytest.raises(ValueError, match="subset 'pubmedqa' is not 'all' or one of"):
+    with pytest.raises(ValueError, match="subset 'pubmedqa' is not one of all, scifact"):
         MedFactConfig(subset="pubmedqa")
     with pytest.raises(DatasetError, match="does not exist"):
         load("/nonexistent/file.parquet")

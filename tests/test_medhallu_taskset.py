@@ -146,7 +146,7 @@ def test_demo_options_load(invented_asset):
     ("options", "message"),
     [
         ({"config": "pqa_unlabeled"}, "config 'pqa_unlabeled' is not one of pqa_labeled, pqa_artificial"),
-        ({"difficulty": "expert"}, "difficulty 'expert' is not 'all' or one of easy, medium, hard"),
+        ({"difficulty": "expert"}, "difficulty 'expert' is not one of all, easy, medium, hard"),
         ({"pairing": "three"}, "pairing"),
         ({"split": "train"}, "pqa_labeled is MedHallu's eval set, and using it for train would mix training and evaluation data; use config='pqa_artificial'"),
         ({"config": "pqa_artificial", "split": "eval"}, "use config='pqa_labeled' for split='eval'"),

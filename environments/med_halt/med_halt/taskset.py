@@ -19,6 +19,7 @@ from pydantic import field_validator, model_validator
 
 from medhal.assets import Asset
 from medhal.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
+from medhal.options import one_of
 from medhal.task import BenchmarkData
 
 from med_halt.prompts import PROMPT_VERSIONS, SHOT_MIX, Preamble, PromptFiles, build_preamble
@@ -158,12 +159,6 @@ class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
         return 1.0 if self._grade(task, trace).correct else self.config.wrong_reward
 
 
-def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name} {value!r} is not one of {', '.join(allowed)}")
-    return value
-
-
 class MedHaltConfig(vf.TasksetConfig):
     subset: str = "all"
     """A test set (reasoning_FCT, reasoning_nota, reasoning_fake, IR_pmid2title,
@@ -192,17 +187,17 @@ class MedHaltConfig(vf.TasksetConfig):
     @field_validator("subset")
     @classmethod
     def _known_subset(cls, value: str) -> str:
-        return _choice("subset", value, tuple(SUBSETS))
+        return one_of("subset", value, tuple(SUBSETS))
 
     @field_validator("split_type")
     @classmethod
     def _known_split(cls, value: str) -> str:
-        return _choice("split_type", value, ("all", *SPLIT_TYPES))
+        return one_of("split_type", value, ("all", *SPLIT_TYPES))
 
     @field_validator("prompt_version")
     @classmethod
     def _known_version(cls, value: str) -> str:
-        return _choice("prompt_version", value, PROMPT_VERSIONS)
+        return one_of("prompt_version", value, PROMPT_VERSIONS)
 
     @field_validator("num_shots")
     @classmethod
@@ -214,12 +209,12 @@ class MedHaltConfig(vf.TasksetConfig):
     @field_validator("fake_scoring")
     @classmethod
     def _fake_rule(cls, value: str) -> str:
-        return _choice("fake_scoring", value, FAKE_RULES)
+        return one_of("fake_scoring", value, FAKE_RULES)
 
     @field_validator("ir_matching")
     @classmethod
     def _ir_rule(cls, value: str) -> str:
-        return _choice("ir_matching", value, IR_RULES)
+        return one_of("ir_matching", value, IR_RULES)
 
     @model_validator(mode="after")
     def _split_needs_reasoning_only(self) -> MedHaltConfig:

@@ -14,6 +14,7 @@ import verifiers.v1 as vf
 from pydantic import field_validator
 
 from medhal.datasets import DatasetError, HubDataset, load_rows, require_columns
+from medhal.options import one_of
 from medhal.task import BenchmarkData
 
 from medfact_bench.scoring import LABELS, parse_reply, strict_format
@@ -64,9 +65,7 @@ class MedFactConfig(vf.TasksetConfig):
     @field_validator("subset")
     @classmethod
     def _known_subset(cls, value: str) -> str:
-        if value != "all" and value not in COMPONENTS:
-            raise ValueError(f"subset {value!r} is not 'all' or one of {', '.join(COMPONENTS)}")
-        return value
+        return one_of("subset", value, ("all", *COMPONENTS))
 
     @field_validator("split")
     @classmethod

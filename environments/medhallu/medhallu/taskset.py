@@ -18,6 +18,7 @@ from pydantic import field_validator, model_validator
 
 from medhal.assets import Asset
 from medhal.datasets import DatasetError, HubDataset, load_rows, require_columns
+from medhal.options import one_of
 from medhal.task import BenchmarkData
 
 from medhallu.prompts import DetectionPrompts, extract_prompts, remove_not_sure, user_message
@@ -119,16 +120,12 @@ class MedHalluConfig(vf.TasksetConfig):
     @field_validator("config")
     @classmethod
     def _known_config(cls, value: str) -> str:
-        if value not in CONFIGS:
-            raise ValueError(f"config {value!r} is not one of {', '.join(CONFIGS)}")
-        return value
+        return one_of("config", value, CONFIGS)
 
     @field_validator("difficulty")
     @classmethod
     def _known_difficulty(cls, value: str) -> str:
-        if value != "all" and value not in DIFFICULTIES:
-            raise ValueError(f"difficulty {value!r} is not 'all' or one of {', '.join(DIFFICULTIES)}")
-        return value
+        return one_of("difficulty", value, ("all", *DIFFICULTIES))
 
     @field_validator("not_sure_reward")
     @classmethod
