@@ -384,7 +384,6 @@ def test_med_halt_bad_rows(case, name, mutate, message, assets, tmp_path):
     assert_clean_error(proc, str(path), message)
 
 
-@pytest.mark.xfail(strict=True, reason="med_halt does not yet refuse a row whose id repeats an earlier row's id")
 def test_med_halt_duplicated_id_is_named(assets, tmp_path):
     """Every Med-HALT row has its own uuid (none repeats in the real files), so a repeated
     id is a corrupt file: it must be named, not silently become a second item."""

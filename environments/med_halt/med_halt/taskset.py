@@ -304,8 +304,17 @@ class MedHaltTaskset(vf.Taskset[MedHaltTask, MedHaltConfig]):
                 "split_type": cfg.split_type,
             }
             kept = 0
+            first_seen: dict[str, int] = {}
             for number, row in enumerate(loaded.rows, start=1):
                 item = to_item(spec, row, f"{loaded.origin}: row {number}")
+                # Every upstream row has its own uuid: a repeated one means a corrupt file,
+                # not a second item.
+                if item.source_id in first_seen:
+                    raise DatasetError(
+                        f"{loaded.origin}: row {number} field 'id' repeats {item.source_id!r} "
+                        f"(first at row {first_seen[item.source_id]})"
+                    )
+                first_seen[item.source_id] = number
                 if cfg.split_type != "all" and item.split_type != cfg.split_type:
                     continue
                 data = MedHaltData(
