@@ -52,8 +52,8 @@ ERROR_TEXT = {
     "drop": "Server disconnected",
     "hang": "no reply before the rollout timeout",
 }
-ROLLOUT_TIMEOUT_S = 8
-HANG_S = 14  # > the rollout timeout; eval waits for the hung exchange before it exits
+ROLLOUT_TIMEOUT_S = 12  # generous: a loaded CI machine must not time out a healthy request
+HANG_S = 20  # > the rollout timeout; eval waits for the hung exchange before it exits
 
 
 def system_prompt() -> str:

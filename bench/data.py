@@ -1,0 +1,276 @@
+"""Realistic inputs for the benchmark scripts, one `Bench` per benchmark.
+
+A `Bench` knows how to write a local dataset file of any size in the benchmark's own
+schema (built from the real upstream rows in `MEDHAL_SHARED_DATA` when that is set, else
+from text of ours with realistic lengths), which `eval`/`Taskset` options load it, and
+a list of realistic raw model replies (real model outputs where shared data has them).
+Nothing upstream is copied into the repository: files are written to a temporary
+directory at run time.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from common import ROOT, shared_data
+
+
+@dataclass
+class Bench:
+    env_id: str
+    module: str
+    full_size: int
+    """Items in the complete benchmark (the task-building benchmark loads this many)."""
+    write_dataset: Callable[[Path, int], dict[str, Any]]
+    """(directory, rows) -> the taskset options that load the file(s) written there."""
+    replies: Callable[[], list[str]]
+    parse_score: Callable[[Any, str], Any] = lambda data, reply: None
+    """(task data, reply) -> the benchmark's pure parse + grade of one reply (what its
+    reward functions compute, without the trace around it)."""
+    available: Callable[[], str | None] = lambda: None
+    """None when usable now, else why not (e.g. the environment is not written yet)."""
+
+
+# ---------------------------------------------------------------------------- MedFact-Bench
+
+
+def _medfact_sources() -> tuple[str, list[str], list[str]]:
+    """(system prompt, user prompts, raw replies)."""
+    root = shared_data()
+    if root is not None and (root / "medfact/prompts_example_input_file.jsonl").is_file():
+        system = (root / "medfact/system_prompt.txt").read_text(encoding="utf-8")
+        prompts = [json.loads(line)["user_prompt"] for line in open(root / "medfact/prompts_example_input_file.jsonl", encoding="utf-8")]
+        replies = [json.loads(line)["raw_output"] for line in open(root / "medfact/medv1_l3b_outputs.jsonl", encoding="utf-8")]
+        return system, prompts, replies
+    rng = random.Random(0)
+    words = "patients trial dose risk cohort outcome placebo therapy cells protein expression mortality".split()
+    text = lambda n: " ".join(rng.choice(words) for _ in range(n))  # noqa: E731
+    system = "Rate how strongly the article supports the claim from -2 to 2. " + text(150)
+    prompts = [f"Article:\n{text(250)}\n\nClaim:\n{text(15)}" for _ in range(340)]
+    replies = [f"<think>{text(120)}</think>\n<score>{rng.randint(-2, 2)}</score>" for _ in range(340)]
+    return system, prompts, replies
+
+
+def medfact_rows(n: int) -> list[dict]:
+    from medfact_bench.taskset import COMPONENTS
+
+    system, prompts, _ = _medfact_sources()
+    labels = ("SUPPORT", "NEI", "CONTRADICT")
+    names = [name for name, size in COMPONENTS.items() for _ in range(size)]
+    rows = []
+    for i in range(n):
+        prompt = prompts[i % len(prompts)]
+        rows.append({
+            "dataset": names[i % len(names)],
+            "claim": prompt.rsplit("Claim:", 1)[-1].strip()[:300] or f"claim {i}",
+            "source": prompt[:1500],
+            "label": labels[i % 3],
+            "system_prompt": system,
+            "user_prompt": prompt,
+        })
+    return rows
+
+
+def _write_medfact(directory: Path, n: int) -> dict[str, Any]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = directory / f"medfact-{n}.parquet"
+    if not path.exists():
+        pq.write_table(pa.Table.from_pylist(medfact_rows(n)), path)
+    return {"dataset_path": str(path)}
+
+
+def _medfact_parse_score(data: Any, reply: str) -> tuple:
+    from medfact_bench.scoring import parse_reply, strict_format
+
+    parsed = parse_reply(reply)
+    return parsed.label == data.label, parsed.score is not None, strict_format(reply)
+
+
+MEDFACT = Bench(
+    env_id="medfact-bench",
+    module="medfact_bench",
+    full_size=14_274,
+    write_dataset=_write_medfact,
+    replies=lambda: _medfact_sources()[2],
+    parse_score=_medfact_parse_score,
+)
+
+# ---------------------------------------------------------------------------- Med-HALT
+
+
+def _halt_samples() -> Path | None:
+    root = shared_data()
+    return root / "medhalt/samples" if root is not None and (root / "medhalt/samples").is_dir() else None
+
+
+def _halt_available() -> str | None:
+    if _halt_samples() is None:
+        return "needs MEDHAL_SHARED_DATA (its prompt files and sample rows are not in the repository)"
+    return None
+
+
+def _halt_rows(name: str) -> list[dict]:
+    return [json.loads(line) for line in open(_halt_samples() / f"{name}.jsonl", encoding="utf-8")]
+
+
+def _write_med_halt(directory: Path, n: int) -> dict[str, Any]:
+    """n items over the seven sets in the complete benchmark's proportions, each set's
+    rows cycled from its real sample rows (full official columns) with fresh ids."""
+    from med_halt.sets import FULL_SIZE, SETS
+
+    out = directory / f"med-halt-{n}"
+    if not out.exists():
+        out.mkdir()
+        for name, spec in SETS.items():
+            rows = _halt_rows(name)
+            count = max(1, round(n * spec.size / FULL_SIZE))
+            with open(out / f"{name}.jsonl", "w", encoding="utf-8") as f:
+                for i in range(count):
+                    row = dict(rows[i % len(rows)])
+                    row["id"] = f"{row['id']}-{i}"
+                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return {"subset": "all", "dataset_path": str(out)}
+
+
+def _halt_replies() -> list[str]:
+    """Real deepseek-r1-7b answers (as upstream kept them: the answer dict), written back
+    as replies in the three shapes models use: a bare dict, JSON after a reasoning block,
+    and a dict followed by an invented next example."""
+    from med_halt.sets import SETS
+
+    replies = []
+    for name in SETS:
+        for k, line in enumerate(open(_halt_samples() / f"{name}.deepseek-r1-7b.outputs.jsonl", encoding="utf-8")):
+            answer = json.loads(line)["output"]
+            shape = k % 3
+            if shape == 0:
+                replies.append(str(answer))
+            elif shape == 1:
+                replies.append("<think>\nLet me recall the paper and the options one by one.\n</think>\n" + json.dumps(answer))
+            else:
+                replies.append(f"{answer}\nStop Here\n\nInput: {{'Question': 'next'}}\nOutput: {{'cop': 'x'}}")
+    return replies
+
+
+def _halt_parse_score(data: Any, reply: str) -> Any:
+    from med_halt.scoring import grade
+
+    return grade(
+        data.test_set, reply, data.gold, data.rule, verdict_gold=data.verdict_gold,
+        decline_options=data.decline_options, paper_exists=data.paper_exists,
+    )
+
+
+MED_HALT = Bench(
+    env_id="med-halt",
+    module="med_halt",
+    full_size=59_254,
+    write_dataset=_write_med_halt,
+    replies=_halt_replies,
+    parse_score=_halt_parse_score,
+    available=_halt_available,
+)
+
+
+# ---------------------------------------------------------------------------- MedHallu
+
+
+def _hallu_source() -> Path | None:
+    root = shared_data()
+    return root / "medhallu/pqa_labeled.jsonl" if root is not None and (root / "medhallu/pqa_labeled.jsonl").is_file() else None
+
+
+def _hallu_available() -> str | None:
+    return None if _hallu_source() is not None else "needs MEDHAL_SHARED_DATA (MedHallu rows and prompt strings are not in the repository)"
+
+
+def _write_medhallu(directory: Path, n: int) -> dict[str, Any]:
+    """ceil(n / 2) rows (two items each) cycled from the real pqa_labeled rows."""
+    rows = [json.loads(line) for line in open(_hallu_source(), encoding="utf-8")]
+    path = directory / f"medhallu-{n}.jsonl"
+    if not path.exists():
+        with open(path, "w", encoding="utf-8") as f:
+            for i in range((n + 1) // 2):
+                f.write(json.dumps(rows[i % len(rows)], ensure_ascii=False) + "\n")
+    return {"dataset_path": str(path)}
+
+
+def _hallu_replies() -> list[str]:
+    """No real model outputs are available offline: the shapes the parser documents."""
+    return [
+        "1", "0", "2", "Answer: 1", "**0**", "1 (hallucinated)",
+        "<think>\nThe answer claims a mechanism the abstract does not report.\n</think>\n1",
+        "The answer is factual.", "This answer is not hallucinated; it matches the context.",
+        "I am not sure.", "Verdict: 0", "After checking each claim, my final answer is 1",
+    ]
+
+
+def _hallu_parse_score(data: Any, reply: str) -> float:
+    from medhallu.scoring import parse_reply, reward
+
+    return reward(parse_reply(reply, data.not_sure_offered), data.label, data.not_sure_reward)
+
+
+MEDHALLU = Bench(
+    env_id="medhallu",
+    module="medhallu",
+    full_size=2_000,
+    write_dataset=_write_medhallu,
+    replies=_hallu_replies,
+    parse_score=_hallu_parse_score,
+    available=_hallu_available,
+)
+
+BENCHES: dict[str, Bench] = {b.env_id: b for b in (MEDFACT, MED_HALT, MEDHALLU)}
+
+
+def asset_env(directory: Path) -> dict[str, str]:
+    """Environment variables that let every benchmark read its prompt assets offline:
+    Med-HALT's pinned files from shared data, and a MedHallu script of the authors' shape
+    holding the authors' strings from shared data (its hash accepted explicitly). Also
+    applied to this process."""
+    root = shared_data()
+    if root is None:
+        return {}
+    sys.path.insert(0, str(ROOT))
+    from tests.medhallu_fixtures import official_strings, prompt_script
+
+    from medhal.assets import sha256_file
+    from medhallu.taskset import PROMPT_ASSET
+
+    assets = directory / "assets"
+    assets.mkdir(exist_ok=True)
+    if not (assets / "medhalt").exists():
+        (assets / "medhalt").symlink_to(root / "medhalt")
+    script = assets / PROMPT_ASSET.name
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(prompt_script(official_strings(root)), encoding="utf-8")
+    env = {
+        "MEDHAL_ASSETS_DIR": str(assets),
+        "MEDHAL_ASSET_SHA256": json.dumps({PROMPT_ASSET.name: sha256_file(script)}),
+    }
+    os.environ.update(env)
+    PROMPT_ASSET.__dict__.pop("data", None)
+    return env
+
+
+def usable(names: list[str] | None = None) -> list[Bench]:
+    chosen = [BENCHES[n] for n in names] if names else list(BENCHES.values())
+    out = []
+    for bench in chosen:
+        why = bench.available()
+        if why is None:
+            out.append(bench)
+        else:
+            print(f"skipping {bench.env_id}: {why}")
+    return out

@@ -1,0 +1,116 @@
+"""Task building and scoring cost, per benchmark.
+
+- Task building: load a local dataset file of the complete benchmark's size and build
+  every task, as `eval` does before its first rollout (`Taskset.select()`), in this
+  process after imports. The first build also reads and checks the prompt assets; the
+  next ones show the steady cost. MedFact-Bench target: 14,274 tasks in under 2 s.
+- Scoring cost: microseconds per reply for the benchmark's pure parse + grade, and for
+  the full `Task.score` a rollout runs (the trace built around the reply, every reward and
+  metric), over realistic replies (real model outputs where shared data has them).
+
+    uv run python bench/tasks_and_scoring.py [--quick] [--bench medfact-bench ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import DEFAULT_OUT, table, write_json  # noqa: E402
+from data import BENCHES, asset_env, usable  # noqa: E402
+
+
+def build(env_id: str, options: dict) -> tuple[float, int]:
+    from medhal.cli import load_tasks
+
+    start = time.perf_counter()
+    tasks = load_tasks(env_id, options)
+    return time.perf_counter() - start, len(tasks)
+
+
+def scoring_cost(bench, tasks: list, replies: list[str], count: int) -> dict:
+    from medhal.task import score_reply
+
+    pairs = [(tasks[i % len(tasks)], replies[i % len(replies)]) for i in range(count)]
+    for task, reply in pairs[:50]:  # warm up
+        bench.parse_score(task.data, reply)
+    start = time.perf_counter()
+    for task, reply in pairs:
+        bench.parse_score(task.data, reply)
+    parse_us = (time.perf_counter() - start) / count * 1e6
+    per_reply = []
+    for task, reply in pairs[: min(count, 500)]:
+        t = time.perf_counter()
+        bench.parse_score(task.data, reply)
+        per_reply.append((time.perf_counter() - t) * 1e6)
+
+    async def full() -> float:
+        for task, reply in pairs[:50]:
+            await score_reply(task, reply)
+        start = time.perf_counter()
+        for task, reply in pairs:
+            await score_reply(task, reply)
+        return (time.perf_counter() - start) / count * 1e6
+
+    full_us = asyncio.run(full())
+    return {
+        "replies": len(replies),
+        "mean_reply_chars": statistics.mean(len(r) for r in replies),
+        "scored": count,
+        "parse_score_us": parse_us,
+        "parse_score_p99_us": sorted(per_reply)[int(len(per_reply) * 0.99) - 1],
+        "task_score_us": full_us,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a tenth of the items (smoke test)")
+    parser.add_argument("--bench", action="append", choices=sorted(BENCHES), help="only these benchmarks")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ns = parser.parse_args()
+    results: dict = {"build": {}, "scoring": {}}
+    with tempfile.TemporaryDirectory(prefix="medhal-tasks-") as tmpdir:
+        tmp = Path(tmpdir)
+        asset_env(tmp)
+        for bench in usable(ns.bench):
+            size = bench.full_size // 10 if ns.quick else bench.full_size
+            options = bench.write_dataset(tmp, size)
+            times, n = [], 0
+            for _ in range(ns.repeats):
+                seconds, n = build(bench.env_id, options)
+                times.append(seconds)
+            results["build"][bench.env_id] = {
+                "items": n, "first_s": times[0], "best_s": min(times), "median_s": statistics.median(times),
+                "per_item_us": min(times) / n * 1e6,
+            }
+            print(f"{bench.env_id}: built {n:,} tasks in {times[0]:.2f} s (best {min(times):.2f} s)", flush=True)
+            from medhal.cli import load_tasks
+
+            tasks = load_tasks(bench.env_id, options)
+            results["scoring"][bench.env_id] = r = scoring_cost(bench, tasks, bench.replies(), 2000 if ns.quick else 20000)
+            print(f"{bench.env_id}: parse+grade {r['parse_score_us']:.1f} us/reply, Task.score {r['task_score_us']:.1f} us/reply", flush=True)
+    print()
+    print(table(
+        ["benchmark", "items", "first build s", "best build s", "us/item"],
+        [[k, v["items"], v["first_s"], v["best_s"], v["per_item_us"]] for k, v in results["build"].items()],
+    ))
+    print()
+    print(table(
+        ["benchmark", "replies (distinct)", "mean reply chars", "parse+grade us/reply", "p99 us", "Task.score us/reply"],
+        [[k, v["replies"], v["mean_reply_chars"], v["parse_score_us"], v["parse_score_p99_us"], v["task_score_us"]] for k, v in results["scoring"].items()],
+    ))
+    path = write_json(ns.out, "tasks_and_scoring" + ("-quick" if ns.quick else ""), results)
+    print(f"\nwrote {path}")
+
+
+if __name__ == "__main__":
+    main()
