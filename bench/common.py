@@ -20,6 +20,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 DEFAULT_OUT = ROOT / "reports" / "bench"
+QUICK_OUT = ROOT / "outputs" / "bench"
+"""Smoke-test (`--quick`) figures go here (git-ignored), never next to the published ones."""
 SHARED_ENV = "MEDHAL_SHARED_DATA"
 
 
@@ -91,6 +93,10 @@ def table(header: list[str], rows: list[list[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def out_dir(requested: Path | None, quick: bool) -> Path:
+    return requested if requested is not None else (QUICK_OUT if quick else DEFAULT_OUT)
 
 
 def write_json(out_dir: Path, name: str, payload: dict[str, Any]) -> Path:

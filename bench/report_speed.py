@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BIN, DEFAULT_OUT, run_measured, table, write_json  # noqa: E402
+from common import BIN, out_dir, run_measured, table, write_json  # noqa: E402
 from data import BENCHES, asset_env, usable  # noqa: E402
 
 TEMPLATE_ROLLOUTS = 300
@@ -108,7 +108,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="20,000 rows (smoke test)")
     parser.add_argument("--rows", type=int, default=None, help="largest file (default 100,000)")
     parser.add_argument("--bench", action="append", choices=sorted(BENCHES), help="only these benchmarks")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--out", type=Path, default=None, help="directory for the JSON (default reports/bench, or outputs/bench with --quick)")
     ns = parser.parse_args()
     largest = ns.rows or (20_000 if ns.quick else 100_000)
     sizes = sorted({largest // 10, largest // 2, largest})
@@ -164,7 +164,7 @@ def main() -> None:
          "report / floor after start-up", "read s", "figures s", "plots+md s", "floor peak RSS MiB", "report peak RSS MiB"],
         rows,
     ))
-    path = write_json(ns.out, "report_speed" + ("-quick" if ns.quick else ""), results)
+    path = write_json(out_dir(ns.out, ns.quick), "report_speed" + ("-quick" if ns.quick else ""), results)
     print(f"\nwrote {path}")
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import DEFAULT_OUT, table, write_json  # noqa: E402
+from common import out_dir, table, write_json  # noqa: E402
 from data import BENCHES, asset_env, usable  # noqa: E402
 
 
@@ -75,7 +75,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a tenth of the items (smoke test)")
     parser.add_argument("--bench", action="append", choices=sorted(BENCHES), help="only these benchmarks")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--out", type=Path, default=None, help="directory for the JSON (default reports/bench, or outputs/bench with --quick)")
     ns = parser.parse_args()
     results: dict = {"build": {}, "scoring": {}}
     with tempfile.TemporaryDirectory(prefix="medhal-tasks-") as tmpdir:
@@ -108,7 +108,7 @@ def main() -> None:
         ["benchmark", "replies (distinct)", "mean reply chars", "parse+grade us/reply", "p99 us", "Task.score us/reply"],
         [[k, v["replies"], v["mean_reply_chars"], v["parse_score_us"], v["parse_score_p99_us"], v["task_score_us"]] for k, v in results["scoring"].items()],
     ))
-    path = write_json(ns.out, "tasks_and_scoring" + ("-quick" if ns.quick else ""), results)
+    path = write_json(out_dir(ns.out, ns.quick), "tasks_and_scoring" + ("-quick" if ns.quick else ""), results)
     print(f"\nwrote {path}")
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BIN, DEFAULT_OUT, EndpointProcess, cpu_between, run_measured, table, write_json  # noqa: E402
+from common import BIN, out_dir, EndpointProcess, cpu_between, run_measured, table, write_json  # noqa: E402
 from data import MEDFACT, medfact_rows  # noqa: E402
 
 CONCURRENCY = (1, 16, 64)
@@ -133,7 +133,7 @@ async def bare_rate(client: str, base_url: str, body: dict, n: int, c: int) -> d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small counts (smoke test; figures are noisier)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="directory for throughput.json")
+    parser.add_argument("--out", type=Path, default=None, help="directory for the JSON (default reports/bench, or outputs/bench with --quick)")
     parser.add_argument("--skip-null", action="store_true", help="only the in-process harness and the bare client")
     parser.add_argument("--aiohttp-harness", action="store_true", help=f"also measure: {EXPERIMENT}")
     ns = parser.parse_args()
@@ -205,7 +205,7 @@ def main() -> None:
     ]
     print()
     print(table(["harness", "concurrency", "rollouts", "eval wall s", "start-up s", "rollout phase s", "endpoint CPU ms/request"], runs))
-    path = write_json(ns.out, "throughput" if not ns.quick else "throughput-quick", results)
+    path = write_json(out_dir(ns.out, ns.quick), "throughput" if not ns.quick else "throughput-quick", results)
     print(f"\nwrote {path}")
 
 
