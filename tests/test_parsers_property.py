@@ -151,6 +151,7 @@ def test_med_halt_open_think_block_has_no_answer(before, thinking):
     assert halt_parse(f"{before}<think>{thinking} {{'cop': 'x'}}", ("cop",)).fields is None
 
 
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")  # ast.literal_eval's own, on number-like junk
 @given(model_text)
 def test_med_halt_options_cell_raises_only_dataset_error(text):
     try:
