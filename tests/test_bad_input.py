@@ -27,7 +27,6 @@ import med_halt
 import medfact_bench
 import medhallu
 from conftest import BIN, run_medhal
-from tests.medhallu_fixtures import INVENTED, prompt_script
 
 DEMO = {
     "medfact-bench": medfact_bench.DEMO_OPTIONS,
@@ -50,6 +49,7 @@ def assets(tmp_path_factory):
     text (its hash accepted through MEDHAL_ASSET_SHA256)."""
     from medhal.assets import sha256_file
     from medhallu.taskset import PROMPT_ASSET
+    from tests.medhallu_fixtures import INVENTED, prompt_script  # imported late: its own tests register it for assert rewriting
 
     root = tmp_path_factory.mktemp("assets")
     shared = os.environ.get("MEDHAL_SHARED_DATA")
