@@ -61,9 +61,7 @@ def assets(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MEDHAL_ASSETS_DIR", str(root))
         mp.setenv("MEDHAL_ASSET_SHA256", json.dumps({PROMPT_ASSET.name: sha256_file(script)}))
-        PROMPT_ASSET.__dict__.pop("data", None)
         yield root
-    PROMPT_ASSET.__dict__.pop("data", None)
 
 
 def medhal(*args: str) -> subprocess.CompletedProcess:
