@@ -10,7 +10,6 @@ directory at run time.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import random

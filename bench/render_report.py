@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import DEFAULT_OUT, ROOT, fmt, table  # noqa: E402
+from common import DEFAULT_OUT, ROOT, table  # noqa: E402
 
 TARGET_BUILD_S = 2.0
 
@@ -62,7 +62,7 @@ def throughput_section(t: dict) -> list[str]:
             continue
         experiment += [
             "",
-            f"Experiment, `--aiohttp-harness` (`bench/aiohttp_harness.py`): the harness's own request sent with a plain "
+            "Experiment, `--aiohttp-harness` (`bench/aiohttp_harness.py`): the harness's own request sent with a plain "
             "aiohttp POST instead of the OpenAI SDK over httpx; interception server and framework unchanged. No retries, "
             "so not for real runs; it sizes the share of the harness's HTTP client.",
             "",

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import sys
 import tempfile
 import threading

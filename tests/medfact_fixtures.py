@@ -5,7 +5,6 @@ not committed); otherwise a stand-in of ours is used, since scoring never reads 
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -29,20 +28,9 @@ def rows(n: int = 20) -> list[dict]:
             "source": f"Trial {i} found an effect of size {i}.",
             "label": LABELS[i % 3],
             "system_prompt": sp,
-            "user_prompt": f"Claim: Drug {i} lowers blood pressure.\nArticle: Trial {i} found an effect of size {i}.",
+            # The upstream layout, led by a marker scripted endpoints can recognise the item by.
+            "user_prompt": f"[item {i}]\nArticle:\nTrial {i} found an effect of size {i}.\n\nClaim:\nDrug {i} lowers blood pressure.",
         }
         for i in range(n)
     ]
 
-
-def write_jsonl(path: Path, data: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in data), encoding="utf-8")
-    return path
-
-
-def write_parquet(path: Path, data: list[dict]) -> Path:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    pq.write_table(pa.Table.from_pylist(data), path)
-    return path

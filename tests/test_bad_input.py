@@ -14,7 +14,6 @@ installed `medhal` command to cover the real entry point.
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
 import json
 import os
@@ -27,6 +26,7 @@ import med_halt
 import medfact_bench
 import medhallu
 from conftest import BIN, run_medhal
+from tests.tables import read_csv, read_jsonl, write_csv, write_jsonl
 
 DEMO = {
     "medfact-bench": medfact_bench.DEMO_OPTIONS,
@@ -252,26 +252,12 @@ def test_empty_file_and_missing_file(tmp_path):
 # ---------------------------------------------------------------------------- datasets
 
 
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
-def read_jsonl(path: str | Path) -> list[dict]:
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def read_csv(path: Path) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
 
 
-def write_csv(path: Path, rows: list[dict]) -> Path:
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
 
 
 def medfact_rows() -> list[dict]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import re
 import socket
 import subprocess
@@ -31,10 +30,10 @@ import pytest
 from conftest import BIN, run_eval, run_medhal
 from medhal.harness import MAX_RETRIES
 from medhal.scripted_endpoint import Fault, ScriptedEndpoint, last_user_text
+from tests.medfact_fixtures import LABELS, rows as medfact_rows
+from tests.tables import write_jsonl
 
 ENV_ID = "medfact-bench"
-COMPONENTS = ["scifact", "healthver", "medaesqa", "pubmedqa-fact", "bioasq-fact"]
-LABELS = ["SUPPORT", "NEI", "CONTRADICT"]
 SCORE_FOR = {"SUPPORT": 2, "NEI": 0, "CONTRADICT": -2}
 ITEM = re.compile(r"\[item (\d+)\]")
 
@@ -54,33 +53,6 @@ ERROR_TEXT = {
 }
 ROLLOUT_TIMEOUT_S = 12  # generous: a loaded CI machine must not time out a healthy request
 HANG_S = 20  # > the rollout timeout; eval waits for the hung exchange before it exits
-
-
-def system_prompt() -> str:
-    shared = os.environ.get("MEDHAL_SHARED_DATA")
-    if shared and (Path(shared) / "medfact/system_prompt.txt").is_file():
-        return (Path(shared) / "medfact/system_prompt.txt").read_text(encoding="utf-8")
-    return "Rate how strongly the article supports the claim from -2 to 2 as <think>...</think><score>...</score>."
-
-
-def medfact_rows(n: int) -> list[dict]:
-    sp = system_prompt()
-    return [
-        {
-            "dataset": COMPONENTS[i % 5],
-            "claim": f"Drug {i} lowers blood pressure.",
-            "source": f"Trial {i} found an effect of size {i}.",
-            "label": LABELS[i % 3],
-            "system_prompt": sp,
-            "user_prompt": f"[item {i}]\nArticle:\nTrial {i} found an effect of size {i}.\n\nClaim:\nDrug {i} lowers blood pressure.",
-        }
-        for i in range(n)
-    ]
-
-
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def right_answer(i: int) -> str:

@@ -4,7 +4,6 @@ data and bad options fail with messages naming file, row, field or option."""
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import shutil
@@ -20,6 +19,7 @@ from med_halt.demo import DEMO_DIR
 from med_halt.prompts import SHOT_MIX
 from med_halt.sets import FULL_SIZE, SETS, SUBSETS
 from med_halt.taskset import DATASET_ID, DATASET_REVISION, PROMPT_FILES, MedHaltConfig, MedHaltTaskset
+from tests.tables import write_csv
 
 OPTIONS = "{'0': 'Liver', '1': 'Pancreas', '2': 'Spleen', '3': 'None of the above'}"
 
@@ -28,12 +28,6 @@ def load(**options):
     return MedHaltTaskset(MedHaltConfig.model_validate({"id": "med-halt", **options})).select()
 
 
-def write_csv(path: Path, rows: list[dict]) -> Path:
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
 
 
 def nota_row(n: int, **extra) -> dict:

@@ -6,7 +6,8 @@ import re
 
 from medhal.scripted_endpoint import Fault
 from tests.conftest import run_eval, run_medhal
-from tests.medfact_fixtures import rows, write_jsonl, write_parquet
+from tests.medfact_fixtures import rows
+from tests.tables import write_jsonl, write_parquet
 
 SCORE = {"SUPPORT": 2, "NEI": 0, "CONTRADICT": -1}
 

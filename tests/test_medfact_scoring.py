@@ -6,7 +6,8 @@ from medfact_bench.scoring import parse_reply, strict_format
 from medfact_bench.taskset import MedFactConfig, MedFactTask, MedFactTaskset
 from medhal.datasets import DatasetError
 from medhal.task import score_reply
-from tests.medfact_fixtures import rows, write_jsonl, write_parquet
+from tests.medfact_fixtures import rows
+from tests.tables import write_jsonl, write_parquet
 
 
 @pytest.mark.parametrize(

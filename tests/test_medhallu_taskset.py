@@ -15,6 +15,7 @@ import medhallu
 from medhal.datasets import DatasetError
 from medhal.task import score_reply
 from medhallu.taskset import DATASET_ID, REVISION, MedHalluConfig, MedHalluTaskset
+from tests.tables import read_jsonl, write_jsonl
 
 pytest_plugins = ["tests.medhallu_fixtures"]
 
@@ -25,13 +26,8 @@ def load(**options) -> list:
     return MedHalluTaskset(MedHalluConfig(id="medhallu", **options)).load()
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
 
 
-def write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 @pytest.fixture
