@@ -129,3 +129,24 @@ def test_score_passes_environment_options(tmp_path):
     assert report["n"] == 2 and report["micro_accuracy"] == 0.5
     bad = run_medhal("score", "medfact-bench", "--dataset-path", str(path), "--predictions", str(preds), "-o", str(out), "--taskset.split", "train")
     assert bad.returncode != 0 and "evaluation-only" in (bad.stderr + bad.stdout)
+
+
+def test_report_compares_several_runs(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", rows(6))
+    runs = []
+    for name, score in (("all-support", 2), ("all-nei", 0)):
+        preds = tmp_path / f"{name}.jsonl"
+        preds.write_text("".join(json.dumps({"idx": i, "reply": f"<score>{score}</score>"}) + "\n" for i in range(6)))
+        out = tmp_path / name
+        proc = run_medhal("score", "medfact-bench", "--dataset-path", str(path), "--predictions", str(preds), "-o", str(out), "--model", name)
+        assert proc.returncode == 0, proc.stderr
+        runs.append(out)
+    cmp = tmp_path / "cmp"
+    proc = run_medhal("report", *map(str, runs), "-o", str(cmp))
+    assert proc.returncode == 0, proc.stderr
+    reports = json.loads((cmp / "comparison.json").read_text())
+    # Gold labels cycle SUPPORT, NEI, CONTRADICT: each constant answer is right on 2 of 6.
+    assert [(list(r["provenance"]["models"]), r["micro_accuracy"]) for r in reports] == [(["all-support"], 2 / 6), (["all-nei"], 2 / 6)]
+    table = (cmp / "comparison.md").read_text()
+    assert "| all-support | 6 | 0 |" in table and "| all-nei | 6 | 0 |" in table
+    assert {p.name for p in (cmp / "run1").iterdir()} >= {"report.json", "report.md", "confusion.png"}
