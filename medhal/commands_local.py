@@ -87,7 +87,7 @@ def cmd_serve_local(ns: argparse.Namespace) -> int:
             print(f"base URL: {lm.base_url}")
             print(f"model:    {lm.model}")
             print(f"ready in {lm.startup_seconds:.1f}s (pid {lm.pid}); e.g.\n"
-                  f"  eval medfact-bench -m {lm.model} --client.base-url {lm.base_url}\n"
+                  f"  eval <env-id> -m {lm.model} --client.base-url {lm.base_url}\n"
                   "Ctrl-C to stop.", flush=True)
             while not stop.wait(0.5):
                 if not lm.running():

@@ -1,6 +1,6 @@
 """Find an environment's module, taskset and report spec from its id.
 
-Environment ids follow the `eval` convention (`med-halt` -> module `med_halt`), so any
+Environment ids follow the `eval` convention (`my-env` -> module `my_env`), so any
 installed environment package that exports a `Taskset` and a `REPORT` works with the
 medhal CLI; this module knows no benchmark by name.
 """
