@@ -135,3 +135,29 @@ class Asset:
         if record["sha256"] != self.sha256:
             record["pinned_sha256"] = self.sha256
         return record
+
+
+@dataclass(frozen=True)
+class BundledFile:
+    """A file shipped inside an environment package (demo prompts written by medhal), with
+    the reading interface of `Asset`. Its provenance says it is ours, with its sha256, so a
+    report never passes it off as the benchmark's own prompt."""
+
+    path: Path
+    name: str
+
+    @property
+    def data(self) -> bytes:
+        try:
+            return self.path.read_bytes()
+        except OSError as e:
+            raise AssetError(f"bundled file {self.name!r} cannot be read at {self.path}: {e}") from e
+
+    def text(self) -> str:
+        return self.data.decode("utf-8")
+
+    def json(self):
+        return json.loads(self.data)
+
+    def provenance(self) -> dict[str, str]:
+        return {"name": self.name, "written_by": "medhal (demo prompt, not the benchmark's)", "sha256": sha256_bytes(self.data)}

@@ -1,5 +1,11 @@
-"""The `medhal` command: report on runs, score predictions made elsewhere, and (with the
-`local` extra) serve the embedded model and run the demo."""
+"""The `medhal` command: every subcommand is registered here, each as a handler taking the
+parsed namespace; library errors become one-line messages and exit status 2 here and
+only here.
+
+Exit status: 0 success; 1 a gate failed (error rate above --max-error-rate, an
+incomplete run, runs that differ under --strict-compare); 2 bad input (a file, a line and
+a field are named); 3 a missing optional extra.
+"""
 
 from __future__ import annotations
 
@@ -10,26 +16,39 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from medhal.assets import AssetError
 from medhal.datasets import DatasetError
-from medhal.registry import report_spec
-from medhal.report import build_report, comparison_markdown, read_run, to_markdown
-from medhal.plots import write_plots
-from medhal.traces import TraceFileError, iter_traces, resolve_trace_file
+from medhal.registry import UnknownEnvironment, report_spec
+from medhal.report_files import gate, report_runs, write_comparison
+from medhal.traces import TraceFileError
+
+TASKSET_PREFIX = "--taskset."
 
 
-def parse_env_options(args: list[str], prefix: str = "--taskset.") -> dict[str, Any]:
+class OptionError(ValueError):
+    """A `--taskset.*` option is malformed or not valid for the environment."""
+
+
+BAD_INPUT = (TraceFileError, DatasetError, AssetError, UnknownEnvironment, OptionError, ValueError, OSError)
+"""Errors that mean the input is wrong: one line, exit 2."""
+
+
+# ------------------------------------------------------------------------------ options
+
+
+def parse_taskset_options(args: list[str]) -> dict[str, Any]:
     """`--taskset.<option> value` / `--taskset.<option>=value` pairs, as `eval` takes them.
-    Values are read as JSON when they parse (true, 3, null), else kept as strings."""
+    Values are read as JSON when they parse (true, 3, null), else kept as text."""
     options: dict[str, Any] = {}
     i = 0
     while i < len(args):
         arg = args[i]
-        if not arg.startswith(prefix):
-            raise SystemExit(f"unexpected argument {arg!r}; environment options look like {prefix}<option> <value>")
-        key, eq, value = arg[len(prefix):].partition("=")
+        if not arg.startswith(TASKSET_PREFIX):
+            raise OptionError(f"unexpected argument {arg!r}; environment options look like {TASKSET_PREFIX}<option> <value>")
+        key, eq, value = arg[len(TASKSET_PREFIX) :].partition("=")
         if not eq:
             if i + 1 >= len(args):
-                raise SystemExit(f"option {arg} needs a value")
+                raise OptionError(f"option {arg} needs a value")
             value = args[i + 1]
             i += 1
         try:
@@ -40,102 +59,108 @@ def parse_env_options(args: list[str], prefix: str = "--taskset.") -> dict[str, 
     return options
 
 
-def load_tasks(env_id: str, options: dict[str, Any]) -> list:
+def taskset_config(env_id: str, options: dict[str, Any]):
+    """The environment's taskset config, validated by its own pydantic model; a bad value
+    is one line per option (`option subset: Input should be 'all' or ...`)."""
     from pydantic import ValidationError
-    from verifiers.v1.loaders import taskset_class, taskset_config_type
+    from verifiers.v1.loaders import taskset_config_type
 
     try:
-        config = taskset_config_type(env_id).model_validate({"id": env_id, **options})
+        return taskset_config_type(env_id).model_validate({"id": env_id, **options})
     except ValidationError as e:
-        raise SystemExit(f"invalid options for {env_id}: {e}") from e
-    return taskset_class(env_id)(config).select()
+        problems = "; ".join(
+            f"option {'.'.join(str(p) for p in err['loc']) or '(config)'}: {err['msg']}"
+            + (f" (got {err['input']!r})" if "input" in err and not isinstance(err["input"], dict) else "")
+            for err in e.errors()
+        )
+        raise OptionError(f"invalid options for {env_id}: {problems}") from None
 
 
-def _benchmark_of(path: Path) -> str:
-    for record in iter_traces(path):
-        benchmark = record.data.get("benchmark")
-        if not isinstance(benchmark, str):
-            raise TraceFileError(f"{record.where}: field 'task.data.benchmark' is missing (not a medhal trace?)")
-        return benchmark
-    raise TraceFileError(f"{path}: no rollouts in this file")
+def rate(text: str) -> float:
+    """An argparse type for --max-error-rate: a number in [0, 1]."""
+    from medhal.report_files import check_rate
+
+    try:
+        return check_rate(float(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def report_one(path: Path, out_dir: Path | None, env_id: str | None = None) -> tuple[dict, Any, Path]:
-    trace_file = resolve_trace_file(path)
-    spec = report_spec(env_id or _benchmark_of(trace_file))
-    report = build_report(read_run(trace_file, spec), spec)
-    out = out_dir or trace_file.parent
-    out.mkdir(parents=True, exist_ok=True)
-    report["plots"] = [p.name for p in write_plots(report, out)]
-    (out / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
-    (out / "report.md").write_text(to_markdown(report, spec))
-    return report, spec, out
-
-
-def error_summary(reports: list[dict]) -> str:
-    lines = []
-    for report in reports:
-        lines.append(f"{report['benchmark']}: {report['n_errors']} of {report['n']} rollouts failed")
-        lines += [f"  {count} x {message[:300]}" for message, count in report["errors"].items()]
-    return "\n".join(lines)
+# ------------------------------------------------------------------------------ report
 
 
 def cmd_report(ns: argparse.Namespace) -> int:
-    reports, specs = [], []
-    for i, path in enumerate(ns.runs):
-        out = None
-        if ns.output is not None:
-            out = ns.output if len(ns.runs) == 1 else ns.output / f"run{i + 1}"
-        report, spec, out_dir = report_one(Path(path), out, ns.env)
-        reports.append(report)
-        specs.append(spec)
-        print(to_markdown(report, spec))
-        print(f"wrote {out_dir}/report.json, report.md, {', '.join(report['plots'])}\n")
+    from medhal.markdown import to_markdown
+
+    runs, reports, outs = report_runs([Path(p) for p in ns.runs], ns.output, ns.env, plots=not ns.no_plots, merge=ns.merge)
+    for report, out in zip(reports, outs):
+        print(to_markdown(report, report["headline"]))
+        print(f"wrote {out}/report.json, report.md, report.html{''.join(', ' + p for p in report['plots'])}\n")
+    code = 0
     if len(reports) > 1:
-        table = comparison_markdown(reports, specs)
         target = ns.output or Path("outputs") / "comparison"
-        target.mkdir(parents=True, exist_ok=True)
-        (target / "comparison.md").write_text(table)
-        (target / "comparison.json").write_text(json.dumps(reports, indent=1, ensure_ascii=False) + "\n")
-        print(table)
-    return check_error_rate(reports, ns.max_error_rate)
+        text, comparisons = write_comparison(runs, reports, target)
+        print(text)
+        print(f"wrote {target}/comparison.md, comparison.json, comparison.html")
+        differing = [row for c in comparisons for row in c["runs"] if row["differs_in"]]
+        if differing and ns.strict_compare:
+            print("medhal report: runs differ in code or setting (--strict-compare)", file=sys.stderr)
+            code = 1
+    return max(code, gate(reports, ns.max_error_rate, ns.allow_incomplete))
 
 
-def check_error_rate(reports: list[dict], max_error_rate: float) -> int:
-    failing = [r for r in reports if r["n"] and r["n_errors"] / r["n"] > max_error_rate]
-    if not failing:
-        return 0
-    print(f"error rate above --max-error-rate {max_error_rate}:\n{error_summary(failing)}", file=sys.stderr)
-    return 1
+# ------------------------------------------------------------------------------- score
 
 
-def cmd_score(ns: argparse.Namespace, env_args: list[str]) -> int:
+def cmd_score(ns: argparse.Namespace) -> int:
+    from verifiers.v1.loaders import taskset_class
+
     from medhal.scoring import read_predictions, score_tasks, write_traces
 
-    options = parse_env_options(env_args)
+    options = parse_taskset_options(ns.taskset_args)
     if ns.dataset_path is not None:
         options["dataset_path"] = str(ns.dataset_path)
-    tasks = load_tasks(ns.env_id, options)
+    report_spec(ns.env_id)  # an unknown environment is one line, before anything loads
+    config = taskset_config(ns.env_id, options)
+    tasks = taskset_class(ns.env_id)(config).select()
     replies = read_predictions(ns.predictions, {t.data.idx for t in tasks})
     traces = asyncio.run(score_tasks(tasks, replies, ns.model))
     write_traces(traces, ns.output)
     missing = len(tasks) - len(replies)
     if missing:
         print(f"{missing} of {len(tasks)} tasks had no prediction: recorded as errors (MissingPrediction)", file=sys.stderr)
-    report, spec, _ = report_one(ns.output, ns.output, ns.env_id)
-    print(to_markdown(report, spec))
-    return check_error_rate([report], ns.max_error_rate)
+    _, reports, _ = report_runs([ns.output], ns.output, ns.env_id, plots=not ns.no_plots)
+    from medhal.markdown import to_markdown
+
+    print(to_markdown(reports[0], reports[0]["headline"]))
+    return gate(reports, ns.max_error_rate, allow_incomplete=True)
+
+
+# ------------------------------------------------------------------------------ parser
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (exit 2) instead of usage text plus error."""
+
+    def error(self, message: str):  # type: ignore[override]
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="medhal", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = OneLineParser(prog="medhal", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
-    rep = sub.add_parser("report", help="write report.json/md/png for one or more runs")
+    rep = sub.add_parser("report", help="report.json/md/html and plots for one or more runs; several are compared")
     rep.add_argument("runs", nargs="+", help="eval output directories or traces.jsonl files")
     rep.add_argument("-o", "--output", type=Path, help="output directory (default: next to each trace file)")
     rep.add_argument("--env", help="environment id (default: read from the traces)")
-    rep.add_argument("--max-error-rate", type=float, default=0.0, help="exit 1 when a run's error rate exceeds this (default 0)")
+    rep.add_argument("--max-error-rate", type=rate, default=0.0, help="exit 1 when a run's failed share exceeds this (0..1, default 0)")
+    rep.add_argument("--allow-incomplete", action="store_true", help="do not fail on missing or duplicated tasks or mixed provenance")
+    rep.add_argument("--strict-compare", action="store_true", help="fail when compared runs differ in code, reading, prompt, data or sampling")
+    rep.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
+    rep.add_argument("--merge", action="store_true", help="report the runs as ONE run (the shards of a split run); -o sets where")
+    rep.set_defaults(handler=cmd_report)
 
     sc = sub.add_parser("score", help="score predictions made elsewhere with an environment's own scoring")
     sc.add_argument("env_id")
@@ -143,11 +168,15 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--dataset-path", type=Path, help="local dataset file (else the pinned Hub dataset)")
     sc.add_argument("-o", "--output", type=Path, required=True)
     sc.add_argument("--model", default="offline", help="model name recorded on the traces")
-    sc.add_argument("--max-error-rate", type=float, default=1.0, help="exit 1 when the missing/errored share exceeds this")
+    sc.add_argument("--max-error-rate", type=rate, default=1.0, help="exit 1 when the missing/errored share exceeds this (0..1)")
+    sc.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
+    sc.set_defaults(handler=cmd_score, takes_taskset_options=True)
 
-    from medhal import commands_local
+    from medhal import demo, repair, serve
 
-    commands_local.add_parsers(sub)
+    serve.add_parsers(sub)
+    demo.add_parser(sub)
+    repair.add_parser(sub)
     return parser
 
 
@@ -155,16 +184,16 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     ns, rest = parser.parse_known_args(argv)
+    if rest and not getattr(ns, "takes_taskset_options", False):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    ns.taskset_args = rest
     try:
-        if ns.command == "score":
-            code = cmd_score(ns, rest)
-        elif rest:
-            parser.error(f"unrecognized arguments: {' '.join(rest)}")
-        elif ns.command == "report":
-            code = cmd_report(ns)
-        else:
-            code = ns.handler(ns)
-    except (TraceFileError, DatasetError, ValueError, OSError) as e:
-        print(f"medhal {ns.command}: error: {e}", file=sys.stderr)
+        code = ns.handler(ns)
+    except BAD_INPUT as e:
+        message = " ".join(str(e).split("\n")[:1]) if isinstance(e, OSError) else str(e)
+        print(f"medhal {ns.command}: error: {message}", file=sys.stderr)
         code = 2
+    except KeyboardInterrupt:
+        print(f"medhal {ns.command}: interrupted", file=sys.stderr)
+        code = 130
     raise SystemExit(code)

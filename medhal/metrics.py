@@ -1,15 +1,76 @@
-"""Metrics shared by every benchmark report.
+"""Statistics shared by every benchmark report: counts, intervals and paired comparisons.
 
-Pure functions over plain sequences/arrays. Conventions: a division by zero yields 0.0
-(as scikit-learn with `zero_division=0`); INVALID and ERROR are prediction columns of
-the confusion matrix, never dropped rows; confidence intervals are percentile bootstrap
-intervals, seeded, resampling whole clusters when items share a source (so two items
-made from one question move together).
+Conventions: a division by zero yields 0.0 (as scikit-learn with `zero_division=0`);
+INVALID and ERROR are prediction columns of the confusion matrix, never dropped rows;
+intervals are seeded percentile bootstrap intervals that resample whole clusters (items
+made from one source question move together), because items from one source are not
+independent and treating them so makes intervals too narrow.
+
+Why sufficient statistics: every figure a report gives an interval for (an accuracy, a
+rate, an F1) is a function of a few column totals (correct / items; 2·TP / (predicted
+positives + gold positives)). A cluster bootstrap only needs each cluster's column sums,
+so a report streams its items into a `ClusterSums` and keeps memory proportional to the
+number of clusters, never to the number of rows. Items without a cluster are their own
+cluster; since such singletons are exchangeable, identical ones are stored once with a
+count, so an unclustered 0/1 metric costs a handful of rows however many items it has.
+
+Public API
+----------
+Counts (plain sequences, or a `Counter` of (gold, predicted) pairs when streaming):
+  safe_div(num, den)                     x/y, 0.0 when y == 0.
+  mean(values)                           Arithmetic mean, 0.0 for no values.
+  prf_from_counts(tp, predicted, support) Precision, recall, F1 and support of one class.
+  prf(gold, pred, positive)              The same from label sequences.
+  per_class_prf(gold, pred, classes)     `prf` for each class.
+  per_class_prf_from_pairs(pairs, classes)  The same from a (gold, pred) `Counter`.
+  confusion(gold, pred, classes, extra_columns=(INVALID, ERROR))  Gold x predicted counts;
+                                         an unknown gold label or prediction raises.
+  confusion_from_pairs(pairs, classes, extra_columns)  The same from a `Counter`.
+
+Streaming cluster sums and the bootstrap (one implementation: `resample_totals`):
+  ClusterSums(width)                     Accumulator: `add(cluster, row)` per item; `len()`
+                                         is the number of clusters, `table()` the weighted
+                                         rows the bootstrap reads.
+  Statistic                              A vectorised function of column totals: takes an
+                                         (n, width) array, returns (n,).
+  ratio(num, den), f1_ratio(tp, predicted, gold), safe_ratio(num, den)
+                                         Ready-made statistics / their arithmetic.
+  as_table(table), column_totals(table)  A table as (rows, weights); its column totals.
+  estimate(table, statistic)             The statistic on the whole data (the point value).
+  resample_totals(table, samples=, seed=)  The core: column totals of `samples` cluster
+                                         bootstrap resamples, shape (samples, width). Every
+                                         interval below is computed from it, so statistics
+                                         computed from one call share their draws.
+  percentile_interval(values, confidence)  Percentile interval of a bootstrap distribution.
+  bootstrap_ci(table, statistic, ...)    Percentile CI of one statistic.
+  bootstrap_cis(table, {name: statistic}, ...)  Several statistics on the same draws.
+  bootstrap_mean_ci(values, clusters)    Convenience wrapper: CI of a mean.
+
+Comparing two runs:
+  ItemTable(width)                       Per-item rows of one run, kept compactly (about
+                                         8·(2 + width) bytes per item) so two runs can be
+                                         joined item by item; `add(item, cluster, row)`.
+  pair_runs(a, b) -> Pairing             Joins two runs over the same items (same clusters).
+  Pairing.cluster_sums()                 Aligned per-cluster sums (row i = same cluster).
+  Pairing.discordant(column)             McNemar's (b, c) from a 0/1 column.
+  paired_difference_ci(sums_a, sums_b, statistic, ...)  CI of statistic(B) - statistic(A)
+                                         with identical cluster draws for both runs.
+  paired_difference_cis(...)             Several statistics on the same draws.
+  unpaired_difference_ci(table_a, table_b, statistic, ...)  Independent draws, for runs
+                                         over different items.
+  mcnemar_exact(b, c)                    Exact two-sided McNemar p-value (binomial, p = 1/2),
+                                         numerically stable for b + c up to 10^6 and beyond.
+
+numpy and the standard library only (no scipy at run time).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+import math
+from array import array
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,35 +82,83 @@ ERROR = "ERROR"
 BOOTSTRAP_SAMPLES = 1000
 BOOTSTRAP_SEED = 0
 CONFIDENCE = 0.95
+DRAW_BUDGET = 1 << 20
+"""Most cluster draws (or multinomial cells) held at once: bounds the bootstrap's scratch
+memory to a few tens of MiB whatever the number of clusters."""
+MAX_SINGLETON_KINDS = 4096
+"""Distinct rows of cluster-less items stored once with a count; further distinct rows
+(e.g. a continuous score) are stored one row per item, so a dict never outgrows an array."""
+
+Statistic = Callable[[np.ndarray], np.ndarray]
+"""Column totals (n, width) -> one value per row (n,)."""
+
+
+# ---------------------------------------------------------------------------- counts
 
 
 def safe_div(num: float, den: float) -> float:
     return float(num) / float(den) if den else 0.0
 
 
-def mean(values: Sequence[float]) -> float:
-    return safe_div(sum(values), len(values))
+def mean(values: Iterable[float]) -> float:
+    total, n = 0.0, 0
+    for v in values:
+        total += v
+        n += 1
+    return safe_div(total, n)
+
+
+def prf_from_counts(tp: int, predicted: int, support: int) -> dict[str, float]:
+    """Precision, recall and F1 of one class from its true positives, predicted count and
+    gold count (support). F1 = 2·TP / (predicted + support), the harmonic mean of P and R."""
+    return {
+        "precision": safe_div(tp, predicted),
+        "recall": safe_div(tp, support),
+        "f1": safe_div(2 * tp, predicted + support),
+        "support": support,
+    }
+
+
+def per_class_prf_from_pairs(
+    pairs: Mapping[tuple[Hashable, Hashable], int], classes: Sequence[Hashable]
+) -> dict[Hashable, dict[str, float]]:
+    """`prf_from_counts` for each class from counts of (gold, predicted) pairs, the form a
+    report can keep while streaming (memory: one entry per distinct pair)."""
+    predicted: Counter[Hashable] = Counter()
+    support: Counter[Hashable] = Counter()
+    for (g, p), n in pairs.items():
+        predicted[p] += n
+        support[g] += n
+    return {c: prf_from_counts(pairs.get((c, c), 0), predicted[c], support[c]) for c in classes}
 
 
 def prf(gold: Sequence[Hashable], pred: Sequence[Hashable], positive: Hashable) -> dict[str, float]:
     """Precision, recall and F1 of one class, with its support (gold count)."""
-    tp = sum(1 for g, p in zip(gold, pred) if g == positive and p == positive)
-    predicted = sum(1 for p in pred if p == positive)
-    support = sum(1 for g in gold if g == positive)
-    precision = safe_div(tp, predicted)
-    recall = safe_div(tp, support)
-    f1 = safe_div(2 * precision * recall, precision + recall)
-    return {"precision": precision, "recall": recall, "f1": f1, "support": support}
+    return per_class_prf(gold, pred, [positive])[positive]
 
 
 def per_class_prf(
     gold: Sequence[Hashable], pred: Sequence[Hashable], classes: Sequence[Hashable]
 ) -> dict[Hashable, dict[str, float]]:
-    return {c: prf(gold, pred, c) for c in classes}
+    return per_class_prf_from_pairs(_pairs(gold, pred), classes)
 
 
-def macro_f1(gold: Sequence[Hashable], pred: Sequence[Hashable], classes: Sequence[Hashable]) -> float:
-    return mean([prf(gold, pred, c)["f1"] for c in classes])
+def confusion_from_pairs(
+    pairs: Mapping[tuple[Hashable, Hashable], int],
+    classes: Sequence[Hashable],
+    extra_columns: Sequence[Hashable] = (INVALID, ERROR),
+) -> dict[Hashable, dict[Hashable, int]]:
+    """Rows are gold classes, columns the classes plus `extra_columns`. A prediction
+    outside every column raises, so nothing is silently lost from the matrix."""
+    columns = [*classes, *extra_columns]
+    matrix = {g: dict.fromkeys(columns, 0) for g in classes}
+    for (g, p), n in pairs.items():
+        if g not in matrix:
+            raise ValueError(f"gold label {g!r} is not one of {list(classes)}")
+        if p not in matrix[g]:
+            raise ValueError(f"prediction {p!r} is not one of {columns}")
+        matrix[g][p] += n
+    return matrix
 
 
 def confusion(
@@ -58,76 +167,453 @@ def confusion(
     classes: Sequence[Hashable],
     extra_columns: Sequence[Hashable] = (INVALID, ERROR),
 ) -> dict[Hashable, dict[Hashable, int]]:
-    """Rows are gold classes, columns the classes plus `extra_columns`. A prediction
-    outside every column raises, so nothing is silently lost from the matrix."""
-    columns = [*classes, *extra_columns]
-    matrix = {g: {c: 0 for c in columns} for g in classes}
-    for g, p in zip(gold, pred):
-        if g not in matrix:
-            raise ValueError(f"gold label {g!r} is not one of {list(classes)}")
-        if p not in matrix[g]:
-            raise ValueError(f"prediction {p!r} is not one of {columns}")
-        matrix[g][p] += 1
-    return matrix
+    return confusion_from_pairs(_pairs(gold, pred), classes, extra_columns)
 
 
-def _cluster_index(n: int, clusters: Sequence[Hashable] | None) -> list[np.ndarray]:
-    if clusters is None:
-        return [np.array([i]) for i in range(n)]
-    groups: dict[Hashable, list[int]] = {}
-    for i, key in enumerate(clusters):
-        groups.setdefault(key, []).append(i)
-    return [np.array(members) for members in groups.values()]
+def _pairs(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> Counter[tuple[Hashable, Hashable]]:
+    if len(gold) != len(pred):
+        raise ValueError(f"{len(gold)} gold labels but {len(pred)} predictions")
+    return Counter(zip(gold, pred, strict=True))
+
+
+# ---------------------------------------------------------------------------- cluster sums
+
+
+def _finite_row(row: Sequence[float], width: int, where: object) -> tuple[float, ...]:
+    values = tuple(map(float, row))
+    if len(values) != width:
+        raise ValueError(f"{where}: row has {len(values)} values, expected {width}")
+    if not all(map(math.isfinite, values)):
+        j = next(j for j, v in enumerate(values) if not math.isfinite(v))
+        raise ValueError(f"{where}: value {values[j]!r} in column {j} is not a finite number")
+    return values
+
+
+class ClusterSums:
+    """Per-cluster column sums of a stream of items: what a cluster bootstrap needs and
+    nothing more, so memory grows with the number of clusters, not of items.
+
+    `add(cluster, row)` once per item; `row` is a fixed-width vector of numbers (e.g.
+    `[correct, 1]` for an accuracy; `[tp, predicted_pos, gold_pos, kept]` for an F1).
+    Items with `cluster=None` are clusters of one. Keyed sums live in one flat float
+    array (amortised growth), keys map to row numbers; identical cluster-less rows are
+    stored once with a count (up to `max_singleton_kinds` distinct ones)."""
+
+    def __init__(self, width: int, *, max_singleton_kinds: int = MAX_SINGLETON_KINDS) -> None:
+        if width < 1:
+            raise ValueError(f"width must be at least 1, got {width}")
+        self.width = width
+        self.n_items = 0
+        self._max_kinds = max_singleton_kinds
+        self._index: dict[Hashable, int] = {}
+        self._sums = array("d")
+        """Row-major (rows, width): keyed clusters, then cluster-less rows past the kinds cap."""
+        self._singletons: dict[tuple[float, ...], int] = {}
+        self._n_singletons = 0
+
+    def add(self, cluster: Hashable | None, row: Sequence[float]) -> None:
+        values = _finite_row(row, self.width, f"cluster {cluster!r}")
+        self.n_items += 1
+        if cluster is None:
+            self._n_singletons += 1
+            count = self._singletons.get(values)
+            if count is not None or len(self._singletons) < self._max_kinds:
+                self._singletons[values] = (count or 0) + 1
+            else:
+                self._sums.extend(values)
+            return
+        i = self._index.get(cluster)
+        if i is None:
+            self._index[cluster] = len(self._sums) // self.width
+            self._sums.extend(values)
+            return
+        sums = self._sums
+        for j, v in enumerate(values, i * self.width):
+            sums[j] += v
+
+    def __len__(self) -> int:
+        """Number of clusters (keyed clusters plus cluster-less items)."""
+        return len(self._index) + self._n_singletons
+
+    @property
+    def stored_rows(self) -> int:
+        """Rows held in memory: keyed clusters, distinct cluster-less rows and overflow."""
+        return len(self._sums) // self.width + len(self._singletons)
+
+    def table(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, weights): row r stands for `weights[r]` clusters with these column sums."""
+        # Copies, not views: a live view would stop the array from growing on the next add.
+        keyed = np.array(self._sums, dtype=float).reshape(-1, self.width) if self._sums else None
+        kinds = np.array(list(self._singletons), dtype=float).reshape(-1, self.width)
+        counts = np.fromiter(self._singletons.values(), dtype=np.int64, count=len(self._singletons))
+        if keyed is None:
+            return kinds, counts
+        return np.vstack([keyed, kinds]), np.concatenate([np.ones(len(keyed), dtype=np.int64), counts])
+
+    def totals(self) -> np.ndarray:
+        return column_totals(self)
+
+
+Table = ClusterSums | np.ndarray | tuple[np.ndarray, np.ndarray]
+"""A ClusterSums, an (clusters, width) array of cluster sums, or (rows, weights)."""
+
+
+def as_table(table: Table) -> tuple[np.ndarray, np.ndarray]:
+    """Any `Table` as (rows, weights): rows (r, width) floats, weights (r,) cluster counts."""
+    if isinstance(table, ClusterSums):
+        return table.table()
+    if isinstance(table, tuple):
+        rows, weights = table
+        rows, weights = np.asarray(rows, dtype=float), np.asarray(weights, dtype=np.int64)
+    else:
+        rows = np.asarray(table, dtype=float)
+        weights = np.ones(len(rows), dtype=np.int64)
+    if rows.ndim != 2 or weights.shape != (len(rows),):
+        raise ValueError(
+            f"cluster sums must be a 2-D array (clusters, columns) with one weight per row, "
+            f"got shapes {rows.shape} and {weights.shape}"
+        )
+    return rows, weights
+
+
+_as_table = as_table  # the name callers written against the first draft use
+
+
+def column_totals(table: Table) -> np.ndarray:
+    """Column totals over all clusters, shape (width,): what point values are computed from."""
+    rows, weights = as_table(table)
+    totals: np.ndarray = weights @ rows
+    return totals
+
+
+# ---------------------------------------------------------------------------- statistics
+
+
+def safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den elementwise, 0.0 where den == 0 (the `safe_div` convention)."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def ratio(num: int, den: int) -> Statistic:
+    """Total of column `num` over total of column `den`: an accuracy or a rate."""
+    return lambda totals: safe_ratio(totals[:, num], totals[:, den])
+
+
+def f1_ratio(tp: int, predicted: int, gold: int) -> Statistic:
+    """F1 = 2·TP / (predicted positives + gold positives), from three columns."""
+    return lambda totals: safe_ratio(2 * totals[:, tp], totals[:, predicted] + totals[:, gold])
+
+
+def estimate(table: Table, statistic: Statistic) -> float:
+    """The statistic on all the data (the figure an interval goes with)."""
+    return float(statistic(column_totals(table)[None, :])[0])
+
+
+def resample_totals(
+    table: Table,
+    *,
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int | np.random.SeedSequence = BOOTSTRAP_SEED,
+    draw_budget: int = DRAW_BUDGET,
+) -> np.ndarray:
+    """Column totals of `samples` cluster bootstrap resamples, shape (samples, width).
+
+    Each resample draws K clusters with replacement out of the K clusters (K = total
+    weight). Clusters with identical rows are interchangeable, so the table is first
+    reduced to its distinct rows and their multiplicities; a resample is then how many
+    of each distinct row it drew, a Multinomial(K, multiplicity / K) vector, and its
+    totals are those counts times the rows. Few distinct rows (0/1 metrics): the counts
+    are drawn directly. Many (sums of large clusters, continuous scores): K uniform
+    indices per resample, tallied. Both are exactly the uniform cluster bootstrap.
+
+    Chunked so at most `draw_budget` draws are held at once; the chunking does not change
+    the draws. Seeded: the same table (in any row order) and seed give the same totals.
+    (Sums that differ only by float rounding, e.g. the same items added in another order,
+    can sort differently and so draw differently; the distribution is the same.)"""
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1, got {samples}")
+    rows, weights = as_table(table)
+    width = rows.shape[1]
+    out = np.zeros((samples, width))
+    k = int(weights.sum())
+    if k == 0:
+        return out
+    kinds, inverse = np.unique(rows, axis=0, return_inverse=True)
+    multiplicity = np.bincount(inverse.ravel(), weights=weights, minlength=len(kinds)).astype(np.int64)
+    n_kinds = len(kinds)
+    rng = np.random.default_rng(seed)
+    if n_kinds * 8 <= k:
+        # Multinomial draws cost about one binomial per distinct row; index draws about
+        # an eighth of that per cluster.
+        chunk = max(1, min(samples, draw_budget // n_kinds))
+        p = multiplicity / k
+        for start in range(0, samples, chunk):
+            stop = min(samples, start + chunk)
+            out[start:stop] = rng.multinomial(k, p, size=stop - start) @ kinds
+        return out
+    lookup = np.repeat(np.arange(n_kinds), multiplicity) if n_kinds < k else None
+    chunk = max(1, min(samples, draw_budget // k))
+    for start in range(0, samples, chunk):
+        stop = min(samples, start + chunk)
+        draws = rng.integers(0, k, size=(stop - start, k))
+        if lookup is not None:
+            draws = lookup[draws]
+        draws += (np.arange(stop - start) * n_kinds)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=(stop - start) * n_kinds).reshape(stop - start, n_kinds)
+        out[start:stop] = counts @ kinds
+    return out
+
+
+def percentile_interval(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The central `confidence` interval of a bootstrap distribution (linear interpolation
+    between order statistics, numpy's default percentile)."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    tail = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(values, [tail, 100 - tail])
+    return (float(lo), float(hi))
+
+
+def bootstrap_cis(
+    table: Table,
+    statistics: Mapping[str, Statistic],
+    *,
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> dict[str, tuple[float, float]]:
+    """Percentile CIs of several statistics of one table, all from the same draws."""
+    totals = resample_totals(table, samples=samples, seed=seed)
+    return {name: percentile_interval(stat(totals), confidence) for name, stat in statistics.items()}
+
+
+def bootstrap_ci(
+    table: Table,
+    statistic: Statistic,
+    *,
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float]:
+    """Percentile cluster-bootstrap CI of one statistic of column totals."""
+    return bootstrap_cis(table, {"ci": statistic}, samples=samples, seed=seed, confidence=confidence)["ci"]
 
 
 def bootstrap_mean_ci(
     values: Sequence[float],
-    clusters: Sequence[Hashable] | None = None,
+    clusters: Sequence[Hashable | None] | None = None,
+    *,
     samples: int = BOOTSTRAP_SAMPLES,
     seed: int = BOOTSTRAP_SEED,
     confidence: float = CONFIDENCE,
 ) -> tuple[float, float]:
-    """Percentile CI of the mean. Resamples clusters (ratio estimator: sum over drawn
-    clusters / items in them), vectorised in chunks so 10^5 items stay cheap."""
-    x = np.asarray(values, dtype=float)
-    if x.size == 0:
-        return (0.0, 0.0)
-    if clusters is None:
-        sums, counts = x, np.ones_like(x)
-    else:
-        _, inverse = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
-        sums = np.bincount(inverse, weights=x)
-        counts = np.bincount(inverse).astype(float)
-    k = sums.size
-    rng = np.random.default_rng(seed)
-    stats = np.empty(samples)
-    chunk = max(1, min(samples, 2_000_000 // max(k, 1)))
-    for start in range(0, samples, chunk):
-        stop = min(samples, start + chunk)
-        draw = rng.integers(0, k, size=(stop - start, k))
-        stats[start:stop] = sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
-    tail = (1 - confidence) / 2 * 100
-    lo, hi = np.percentile(stats, [tail, 100 - tail])
-    return (float(lo), float(hi))
+    """CI of the mean of per-item values (ratio estimator: sum over the drawn clusters
+    over the items in them). A convenience over `ClusterSums` + `bootstrap_ci`."""
+    if clusters is not None and len(clusters) != len(values):
+        raise ValueError(f"{len(values)} values but {len(clusters)} cluster keys")
+    sums = ClusterSums(2)
+    for i, v in enumerate(values):
+        sums.add(clusters[i] if clusters is not None else None, (v, 1.0))
+    return bootstrap_ci(sums, ratio(0, 1), samples=samples, seed=seed, confidence=confidence)
 
 
-def bootstrap_ci(
-    statistic: Callable[[np.ndarray], float],
-    n: int,
-    clusters: Sequence[Hashable] | None = None,
+# ---------------------------------------------------------------------------- two runs
+
+
+class ItemTable:
+    """Per-item rows of one run, compact (typed arrays, no per-item objects), for joining
+    two runs item by item: McNemar needs item-level agreement, which cluster sums lose.
+
+    `add(item, cluster, row)`: `item` is the item's integer id (its idx); an item may
+    appear several times (several rollouts), and repeats pair in the order added."""
+
+    def __init__(self, width: int) -> None:
+        if width < 1:
+            raise ValueError(f"width must be at least 1, got {width}")
+        self.width = width
+        self._items = array("q")
+        self._clusters = array("q")
+        """Index into `_keys`, or -1 for an item without a cluster."""
+        self._rows = array("d")
+        self._index: dict[Hashable, int] = {}
+        self._keys: list[Hashable] = []
+
+    def add(self, item: int, cluster: Hashable | None, row: Sequence[float]) -> None:
+        if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+            raise TypeError(f"item id {item!r} is not an integer")
+        values = _finite_row(row, self.width, f"item {item}")
+        if cluster is None:
+            code = -1
+        else:
+            code = self._index.get(cluster, -1)
+            if code < 0:
+                code = self._index[cluster] = len(self._keys)
+                self._keys.append(cluster)
+        self._items.append(int(item))
+        self._clusters.append(code)
+        self._rows.extend(values)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _sorted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        items = np.array(self._items, dtype=np.int64)
+        codes = np.array(self._clusters, dtype=np.int64)
+        rows = np.array(self._rows, dtype=float)
+        order = np.argsort(items, kind="stable")
+        return items[order], codes[order], rows.reshape(-1, self.width)[order]
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Two runs joined item by item: row i of `rows_a` and `rows_b` is the same item,
+    `clusters[i]` its cluster (0..n_clusters-1; an item without one is its own, shared
+    by its repeats)."""
+
+    rows_a: np.ndarray
+    rows_b: np.ndarray
+    clusters: np.ndarray
+    n_clusters: int
+
+    def cluster_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-cluster sums of both runs, aligned: row c of both is cluster c."""
+
+        def sums(rows: np.ndarray) -> np.ndarray:
+            out = np.zeros((self.n_clusters, rows.shape[1]))
+            np.add.at(out, self.clusters, rows)
+            return out
+
+        return sums(self.rows_a), sums(self.rows_b)
+
+    def discordant(self, column_a: int = 0, column_b: int | None = None) -> tuple[int, int]:
+        """McNemar's discordant counts from a 0/1 column (e.g. correct): b = items right in
+        run A and wrong in run B, c = wrong in A and right in B."""
+        a = self.rows_a[:, column_a]
+        b = self.rows_b[:, column_a if column_b is None else column_b]
+        for name, v in (("A", a), ("B", b)):
+            other = v[(v != 0) & (v != 1)]
+            if other.size:
+                raise ValueError(f"run {name}: McNemar needs a 0/1 column; found {float(other[0])!r}")
+        return int(np.sum((a == 1) & (b == 0))), int(np.sum((a == 0) & (b == 1)))
+
+
+def pair_runs(a: ItemTable, b: ItemTable) -> Pairing:
+    """Join two runs over the same items. Raises ValueError when they cover different
+    items (or an item a different number of times) or put an item in different clusters:
+    then the runs must be compared unpaired."""
+    items_a, codes_a, rows_a = a._sorted()
+    items_b, codes_b, rows_b = b._sorted()
+    if len(items_a) != len(items_b) or not np.array_equal(items_a, items_b):
+        only_a = np.setdiff1d(items_a, items_b).size
+        only_b = np.setdiff1d(items_b, items_a).size
+        raise ValueError(
+            f"the runs cover different items ({len(items_a)} and {len(items_b)} rows; {only_a} item ids "
+            f"only in the first, {only_b} only in the second, or different repeat counts)"
+        )
+    # B's cluster codes rewritten as A's, so both are compared in one code space; a key A
+    # lacks becomes -2, which matches nothing. The appended -1 keeps "no cluster" as -1.
+    b_to_a = np.array([a._index.get(key, -2) for key in b._keys] + [-1], dtype=np.int64)
+    mismatch = np.flatnonzero(codes_a != b_to_a[codes_b])
+    if mismatch.size:
+        i = int(mismatch[0])
+
+        def name(table: ItemTable, code: int) -> str:
+            return "no cluster" if code < 0 else f"cluster {table._keys[code]!r}"
+
+        raise ValueError(
+            f"item {int(items_a[i])} is in {name(a, int(codes_a[i]))} in the first run but in "
+            f"{name(b, int(codes_b[i]))} in the second ({mismatch.size} items differ)"
+        )
+    # Items without a cluster: their own cluster, after the keyed ones (repeats together).
+    labels = codes_a.copy()
+    loose = labels < 0
+    if loose.any():
+        labels[loose] = len(a._keys) + np.unique(items_a[loose], return_inverse=True)[1].ravel()
+    used, dense = np.unique(labels, return_inverse=True)
+    return Pairing(rows_a, rows_b, dense.ravel(), len(used))
+
+
+def paired_difference_cis(
+    sums_a: np.ndarray,
+    sums_b: np.ndarray,
+    statistics: Mapping[str, Statistic],
+    *,
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> dict[str, tuple[float, float]]:
+    """CIs of statistic(run B) - statistic(run A), resampling clusters once for both runs
+    (row i of `sums_a` and `sums_b` is the same cluster), so what the runs share cancels."""
+    sums_a = np.asarray(sums_a, dtype=float)
+    sums_b = np.asarray(sums_b, dtype=float)
+    if sums_a.ndim != 2 or sums_b.ndim != 2 or len(sums_a) != len(sums_b):
+        raise ValueError(
+            f"paired cluster sums must be aligned 2-D arrays, got shapes {sums_a.shape} and {sums_b.shape}"
+        )
+    width = sums_a.shape[1]
+    totals = resample_totals(np.hstack([sums_a, sums_b]), samples=samples, seed=seed)
+    return {
+        name: percentile_interval(stat(totals[:, width:]) - stat(totals[:, :width]), confidence)
+        for name, stat in statistics.items()
+    }
+
+
+def paired_difference_ci(
+    sums_a: np.ndarray,
+    sums_b: np.ndarray,
+    statistic: Statistic,
+    *,
     samples: int = BOOTSTRAP_SAMPLES,
     seed: int = BOOTSTRAP_SEED,
     confidence: float = CONFIDENCE,
 ) -> tuple[float, float]:
-    """Percentile CI of any statistic of an index array (e.g. an F1), resampling clusters."""
+    intervals = paired_difference_cis(
+        sums_a, sums_b, {"ci": statistic}, samples=samples, seed=seed, confidence=confidence
+    )
+    return intervals["ci"]
+
+
+def unpaired_difference_ci(
+    table_a: Table,
+    table_b: Table,
+    statistic: Statistic,
+    *,
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float]:
+    """CI of statistic(B) - statistic(A) for runs over different items: each run is
+    resampled on its own, with independent streams spawned from `seed`."""
+    seed_a, seed_b = np.random.SeedSequence(seed).spawn(2)
+    totals_a = resample_totals(table_a, samples=samples, seed=seed_a)
+    totals_b = resample_totals(table_b, samples=samples, seed=seed_b)
+    diff = statistic(totals_b) - statistic(totals_a)
+    return percentile_interval(diff, confidence)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Exact two-sided McNemar p-value: 2·P(X <= min(b, c)) for X ~ Binomial(b + c, 1/2),
+    capped at 1; 1.0 when there are no discordant items.
+
+    Summed in log space from the largest term (k = min(b, c)) downwards: the terms shrink
+    at least geometrically, and past 50·sqrt(n) steps they are below e^-5000 of the
+    largest, so the sum costs O(sqrt(n)) and never under- or overflows. Relative error:
+    about 1e-15 for small n, 1e-9 at n = 10^6 (the rounding of lgamma(n) ~ 1.3e7); a p-value
+    too small for a double (e.g. b = 0, c = 10^6) is 0.0."""
+    for name, v in (("b", b), ("c", c)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"McNemar count {name} must be a non-negative integer, got {v!r}")
+    n, m = int(b) + int(c), min(int(b), int(c))
     if n == 0:
-        return (0.0, 0.0)
-    members = _cluster_index(n, clusters)
-    rng = np.random.default_rng(seed)
-    stats = []
-    for _ in range(samples):
-        drawn = rng.integers(0, len(members), size=len(members))
-        stats.append(statistic(np.concatenate([members[i] for i in drawn])))
-    tail = (1 - confidence) / 2 * 100
-    lo, hi = np.percentile(stats, [tail, 100 - tail])
-    return (float(lo), float(hi))
+        return 1.0
+    log_top = math.lgamma(n + 1) - math.lgamma(m + 1) - math.lgamma(n - m + 1) - n * math.log(2)
+    steps = min(m, 50 * math.isqrt(n) + 50)
+    i = np.arange(steps, dtype=float)
+    # log(term[k-1] / term[k]) = log(k / (n - k + 1)), for k = m, m-1, ...
+    log_rel = np.concatenate([[0.0], np.cumsum(np.log(m - i) - np.log(n - m + i + 1))])
+    tail = math.exp(log_top) * float(np.exp(log_rel).sum())
+    return min(1.0, 2 * tail)

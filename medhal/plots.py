@@ -1,20 +1,38 @@
-"""PNG plots for a report: the confusion matrix and per-group accuracy with 95% CIs."""
+"""PNG plots for a report: the confusion matrix and per-group accuracy with 95% CIs.
+
+Plots are rendered to bytes, so a report's files can all be written at once, after
+everything has rendered (nothing half-written when a plot fails). matplotlib is imported
+only when a plot is drawn: reading a report without plots never pays for it.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import io
+from collections.abc import Mapping
 from typing import Any
 
-import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
-def confusion_png(report: dict[str, Any], path: Path) -> Path | None:
+def _png(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    _pyplot().close(fig)
+    return buffer.getvalue()
+
+
+def confusion_png(report: Mapping[str, Any]) -> bytes | None:
     matrix = report.get("confusion")
     if not matrix:
         return None
+    plt = _pyplot()
     rows = list(matrix)
     columns = list(next(iter(matrix.values())))
     values = [[matrix[r][c] for c in columns] for r in rows]
@@ -28,19 +46,19 @@ def confusion_png(report: dict[str, Any], path: Path) -> Path | None:
     for y, row in enumerate(values):
         for x, v in enumerate(row):
             ax.text(x, y, str(v), ha="center", va="center", color="white" if v > top / 2 else "black")
-    ax.set_title(f"{report['benchmark']}: confusion (n={report['n']})")
+    ax.set_title(f"{report['benchmark']}: confusion ({report['convention']} reading, n={report['n']})")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _png(fig)
 
 
-def group_bars_png(report: dict[str, Any], field: str, path: Path) -> Path:
+def group_bars_png(report: Mapping[str, Any], field: str) -> bytes:
+    plt = _pyplot()
     groups = report["groups"][field]
     names = list(groups)
     acc = [groups[g]["accuracy"] for g in names]
-    lo = [a - groups[g]["accuracy_ci"][0] for a, g in zip(acc, names)]
-    hi = [groups[g]["accuracy_ci"][1] - a for a, g in zip(acc, names)]
+    ci = [groups[g].get("accuracy_ci") or [a, a] for a, g in zip(acc, names)]
+    lo = [max(a - c[0], 0.0) for a, c in zip(acc, ci)]
+    hi = [max(c[1] - a, 0.0) for a, c in zip(acc, ci)]
     fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(names) + 2), 3.6))
     ax.bar(range(len(names)), acc, yerr=[lo, hi], capsize=4, color="#4c72b0")
     ax.set_xticks(range(len(names)), [f"{g}\n(n={groups[g]['n']})" for g in names], fontsize=8)
@@ -50,17 +68,15 @@ def group_bars_png(report: dict[str, Any], field: str, path: Path) -> Path:
     ax.legend(loc="upper right", fontsize=8)
     ax.set_title(f"{report['benchmark']}: accuracy by {field}")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _png(fig)
 
 
-def write_plots(report: dict[str, Any], out_dir: Path, prefix: str = "") -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    cm = confusion_png(report, out_dir / f"{prefix}confusion.png")
-    if cm:
-        written.append(cm)
-    for fld in report["groups"]:
-        written.append(group_bars_png(report, fld, out_dir / f"{prefix}by_{fld}.png"))
-    return written
+def render_plots(report: Mapping[str, Any]) -> dict[str, bytes]:
+    """File name -> PNG bytes for every plot of a report."""
+    plots: dict[str, bytes] = {}
+    confusion = confusion_png(report)
+    if confusion is not None:
+        plots["confusion.png"] = confusion
+    for field in report["groups"]:
+        plots[f"by_{field}.png"] = group_bars_png(report, field)
+    return plots

@@ -1,41 +1,89 @@
-"""Benchmark reports from saved rollouts: report.json, report.md and PNG plots.
+"""Benchmark reports from saved rollouts: figures under every reading convention, with
+intervals, completeness checks and provenance.
 
-A benchmark describes its report with a small `ReportSpec` (where the gold and the
-predicted labels live, how to group, which rates to show, and optionally a function for
-its own figures); everything else is shared here. Rollouts are streamed from disk and
-reduced to compact `Item`s, so memory grows with the number of items, not the size of
-the trace file. An errored rollout is an item too: it predicts ERROR, counts as wrong
-and stays in every denominator.
+A benchmark describes its report with a `ReportSpec`: the columns it computes for each
+item (counts such as `correct`, `tp`, `pred_pos`), the statistics it reports as functions
+of column totals (an accuracy, an F1, a score), its groups and clusters. Everything else
+is shared here. Rollouts are streamed from disk into per-cluster column sums (memory
+grows with the number of source clusters, not with the size of the trace file), and
+every interval is a cluster bootstrap over those sums. An errored rollout is an item too:
+it predicts ERROR, counts as wrong and stays in every denominator.
+
+A report also says whether the run is whole: how many tasks the run selected
+(`n_expected`, recorded on every trace), duplicated and missing task ids, and traces
+whose provenance (data, options, code versions) differs from the rest.
+
+This module, and everything it imports, stays free of verifiers and of environments'
+tasksets: reading a report is cheap.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from medhal import metrics as m
+from medhal.outcomes import READINGS, correct_key, parsed_key
+from medhal.published import Published
+from medhal.replies import CONVENTIONS
 from medhal.traces import TraceFileError, TraceRecord, iter_traces
 
+Statistic = m.Statistic
+BASE_COLUMNS = ("n", "correct", "parsed", "error")
+"""Columns every benchmark's `item_columns` starts with: 1, right, read, errored."""
 
-@dataclass(slots=True)
-class Item:
-    """One rollout, reduced to what reports compute with."""
 
-    idx: int
-    groups: dict[str, str]
+class Columns:
+    """Names for the columns of a benchmark's per-item vector, and statistics over them."""
+
+    def __init__(self, *names: str) -> None:
+        if names[: len(BASE_COLUMNS)] != BASE_COLUMNS:
+            raise ValueError(f"columns must start with {BASE_COLUMNS}, got {names[:4]}")
+        self.names = names
+        self.index = {name: i for i, name in enumerate(names)}
+
+    def __getitem__(self, name: str) -> int:
+        return self.index[name]
+
+    def ratio(self, num: str, den: str) -> Statistic:
+        return m.ratio(self[num], self[den])
+
+    def f1(self, tp: str, predicted: str, gold: str) -> Statistic:
+        return m.f1_ratio(self[tp], self[predicted], self[gold])
+
+    def linear(self, weights: Mapping[str, float], den: str | float) -> Statistic:
+        """(sum of weight * column) / den, where den is a column or a constant."""
+        pairs = [(self[name], w) for name, w in weights.items()]
+
+        def statistic(totals: np.ndarray) -> np.ndarray:
+            num = sum(w * totals[:, i] for i, w in pairs)
+            denominator = totals[:, self[den]] if isinstance(den, str) else np.full(len(totals), float(den))
+            return m.safe_ratio(num, denominator)
+
+        return statistic
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """One rollout under one reading convention, as a benchmark's column function sees it."""
+
+    data: Mapping[str, Any]
+    """The task's data (`task.data`)."""
     gold: str | None
     pred: str
-    """A class label, `INVALID` (unparseable reply) or `ERROR` (no reply)."""
-    correct: float
+    """The label read (a class, or a benchmark's own answer text), INVALID or ERROR."""
+    correct: bool
     parsed: bool
-    values: dict[str, Any]
-    """The spec's rate metrics and `item_values`, as recorded on the trace."""
-    cluster: str | None
-    error: str | None
+    errored: bool
+    metrics: Mapping[str, float]
 
 
 @dataclass(frozen=True)
@@ -43,278 +91,524 @@ class ReportSpec:
     benchmark: str
     """The environment id; every trace's `task.data.benchmark` must equal it."""
     title: str
-    task_type: str
-    """The Task class name; traces of any other `task.type` are rejected."""
-    gold_field: str | None = None
-    """TaskData field with the gold class (None: no confusion matrix)."""
-    pred_key: str | None = None
-    """`trace.info` key with the predicted class (absent or None means INVALID)."""
-    classes: tuple[str, ...] = ()
-    pred_only_classes: tuple[str, ...] = ()
-    """Predicted labels that are never gold (e.g. an abstention): extra confusion columns."""
-    correct_metric: str = "correct"
-    """Metric (or unit-weight reward) that is 1.0 when the item is answered correctly."""
-    parsed_metric: str = "parsed"
-    """Metric that is 1.0 when the reply could be parsed."""
-    rate_metrics: tuple[str, ...] = ()
-    """Other 0/1 metrics reported as rates (over the items that record them)."""
-    item_values: tuple[str, ...] = ()
-    """`trace.info` keys the benchmark's own `figures` function reads from each item."""
+    columns: Columns
+    item_columns: Callable[[ItemView], Sequence[float]]
+    """The per-item column vector (in `columns` order)."""
+    statistics: Mapping[str, Statistic]
+    """Figures reported, by name, as functions of column totals; `accuracy` is required."""
+    headline: tuple[str, ...] = ("accuracy",)
+    """Statistics shown for every convention, with intervals, at the top of a report."""
     group_fields: tuple[str, ...] = ()
-    """TaskData fields to break results down by; the first defines the macro average."""
+    """TaskData fields to break results down by."""
+    macro_field: str | None = None
+    """The field whose groups the macro figures average over (unweighted)."""
+    macro_groups: tuple[str, ...] = ()
+    """Every value of `macro_field` in the complete benchmark, in display order."""
+    macro_statistics: Mapping[str, Statistic] = field(
+        default_factory=lambda: {"accuracy": m.ratio(BASE_COLUMNS.index("correct"), BASE_COLUMNS.index("n"))}
+    )
+    """Figures averaged over the macro groups, as functions of the totals of the
+    `BASE_COLUMNS` (n, correct, parsed, error) of one group."""
     cluster_field: str | None = None
     """TaskData field naming the source an item shares with others (bootstrap clusters)."""
+    provenance_field: str | None = None
+    """TaskData field within which every trace must share one provenance (e.g. a test set
+    loaded from its own file); None: one provenance for the whole run."""
+    gold_field: str | None = None
+    classes: tuple[str, ...] = ()
+    """Gold classes: a confusion matrix and per-class precision/recall/F1 when given."""
+    pred_only_classes: tuple[str, ...] = ()
+    """Predicted labels that are never gold (an abstention): extra confusion columns."""
     full_size: int | None = None
-    """Item count of the complete benchmark; the macro figure is flagged paper-comparable
-    only when a report covers exactly this many distinct items."""
-    figures: Callable[[list[Item]], dict[str, Any]] | None = None
-    """The benchmark's own figures for a list of items (overall and per group)."""
-    headline: tuple[str, ...] = ("micro_accuracy", "macro_accuracy")
-    """Keys shown in the summary and in comparisons of several runs."""
+    """Items of the complete benchmark: a run is paper-comparable only with all of them."""
     notes: tuple[str, ...] = ()
-    """Lines printed under the report (e.g. how an ambiguous grouping was resolved)."""
+    published: tuple[Published, ...] = ()
 
 
-# ---------------------------------------------------------------------------- reading
+# ------------------------------------------------------------------------------ reading
 
 
-def to_item(record: TraceRecord, spec: ReportSpec) -> Item:
-    data = record.data
-    benchmark = data.get("benchmark")
-    if benchmark != spec.benchmark:
-        raise TraceFileError(
-            f"{record.where}: field 'task.data.benchmark' is {benchmark!r}, but this report is "
-            f"for {spec.benchmark!r} (a row from another benchmark?)"
-        )
-    if record.task_type is not None and record.task_type != spec.task_type:
-        raise TraceFileError(
-            f"{record.where}: field 'task.type' is {record.task_type!r}; {spec.benchmark} "
-            f"traces have task type {spec.task_type!r}"
-        )
-    try:
-        groups = {f: str(data[f]) for f in spec.group_fields}
-        idx = data["idx"]
-        gold = str(data[spec.gold_field]) if spec.gold_field else None
-        cluster = str(data[spec.cluster_field]) if spec.cluster_field else None
-    except KeyError as e:
-        raise TraceFileError(f"{record.where}: field 'task.data.{e.args[0]}' is missing") from e
-    if isinstance(idx, bool) or not isinstance(idx, int):
-        raise TraceFileError(f"{record.where}: field 'task.data.idx' is {idx!r}, not an integer")
-    if gold is not None and spec.classes and gold not in spec.classes:
-        raise TraceFileError(
-            f"{record.where}: field 'task.data.{spec.gold_field}' is {gold!r}, not one of {list(spec.classes)}"
-        )
-    if record.errored:
-        return Item(idx, groups, gold, m.ERROR, 0.0, False, {}, cluster, record.error_message)
-    metrics = {**record.rewards, **record.metrics}
-    if spec.correct_metric not in metrics:
-        raise TraceFileError(
-            f"{record.where}: field 'metrics.{spec.correct_metric}' is missing from a rollout "
-            "without errors (was it scored?)"
-        )
-    pred = record.info.get(spec.pred_key) if spec.pred_key else None
-    pred = str(pred) if pred is not None else m.INVALID
-    if gold is not None and spec.classes and pred not in (*spec.classes, *spec.pred_only_classes, m.INVALID):
-        raise TraceFileError(
-            f"{record.where}: field 'info.{spec.pred_key}' is {pred!r}, not one of "
-            f"{[*spec.classes, *spec.pred_only_classes]} or null"
-        )
+def normalize_error(message: str) -> str:
+    """Errors grouped by message, with the numbers in them masked (an idx, a byte count)."""
+    return re.sub(r"\d+", "#", message)[:300]
 
-    def number(key: str) -> float:
-        value = metrics[key]
-        if isinstance(value, (int, float)):
-            return float(value)
-        raise TraceFileError(f"{record.where}: field 'metrics.{key}' is {value!r}, not a number")
 
-    values = {k: number(k) for k in spec.rate_metrics if k in metrics}
-    values.update({k: record.info[k] for k in spec.item_values if k in record.info})
-    return Item(
-        idx,
-        groups,
-        gold,
-        pred,
-        number(spec.correct_metric),
-        bool(number(spec.parsed_metric)) if spec.parsed_metric in metrics else False,
-        values,
-        cluster,
-        None,
-    )
+def reply_shape(reply: str | None) -> str:
+    """How an unreadable reply looks: whitespace collapsed, cut at 120 characters."""
+    text = " ".join((reply or "").split())
+    return (text[:117] + "...") if len(text) > 120 else text or "(empty reply)"
+
+
+class TopCounts:
+    """The most frequent keys of a stream in bounded memory (space-saving: when full, the
+    rarest key is replaced and its count inherited, so counts are upper bounds and the
+    frequent keys are kept exactly when they stand out)."""
+
+    def __init__(self, capacity: int = 1000) -> None:
+        self.capacity = capacity
+        self.counts: dict[str, int] = {}
+        self.example: dict[str, int] = {}
+        self.total = 0
+
+    def add(self, key: str, example: int) -> None:
+        self.total += 1
+        if key in self.counts:
+            self.counts[key] += 1
+            return
+        if len(self.counts) >= self.capacity:
+            rarest = min(self.counts, key=self.counts.__getitem__)
+            inherited = self.counts.pop(rarest)
+            self.example.pop(rarest)
+            self.counts[key] = inherited + 1
+        else:
+            self.counts[key] = 1
+        self.example[key] = example
+
+    def top(self, k: int) -> list[tuple[str, int, int]]:
+        ranked = sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        return [(key, count, self.example[key]) for key, count in ranked]
+
+
+class SeenIds:
+    """Which task ids a run has, in a bit per id, to count duplicates and gaps."""
+
+    def __init__(self) -> None:
+        self.flags = bytearray()
+        self.n_distinct = 0
+        self.n_duplicates = 0
+        self.max_id = -1
+
+    def add(self, idx: int) -> None:
+        if idx < 0 or idx > 50_000_000:
+            raise ValueError(f"task idx {idx} is out of range (0..50,000,000)")
+        if idx >= len(self.flags):
+            self.flags.extend(bytes(max(idx + 1 - len(self.flags), len(self.flags))))
+        if self.flags[idx]:
+            self.n_duplicates += 1
+        else:
+            self.flags[idx] = 1
+            self.n_distinct += 1
+            self.max_id = max(self.max_id, idx)
+
+    def missing(self, expected: Iterable[int], limit: int = 20) -> list[int]:
+        """The first `limit` of the `expected` ids not seen."""
+        out = []
+        for i in expected:
+            if i >= len(self.flags) or not self.flags[i]:
+                out.append(i)
+                if len(out) == limit:
+                    break
+        return out
 
 
 @dataclass
-class RunSummary:
-    """What a report needs besides the items: where they came from."""
+class Run:
+    """A run reduced to what its report needs, built one trace at a time."""
 
+    spec: ReportSpec
     path: str
-    items: list[Item] = field(default_factory=list)
-    provenance: list[dict[str, Any]] = field(default_factory=list)
+    keep_items: bool = False
+    """Also keep per-item rows, for paired comparisons with other runs."""
+    merged: bool = False
+    """Several run directories read as one run: every shard of the selection is expected."""
+    convention: str | None = None
+    n: int = 0
+    overall: m.ClusterSums | None = None
+    groups: dict[str, dict[str, m.ClusterSums]] = field(default_factory=dict)
+    pairs: Counter = field(default_factory=Counter)
+    errors: TopCounts = field(default_factory=lambda: TopCounts(200))
+    unreadable: TopCounts = field(default_factory=TopCounts)
+    seen: SeenIds = field(default_factory=SeenIds)
+    selections: list[dict[str, Any]] = field(default_factory=list)
+    provenance: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     models: Counter = field(default_factory=Counter)
     sampling: list[dict[str, Any]] = field(default_factory=list)
-    verifiers_versions: Counter = field(default_factory=Counter)
+    items: m.ItemTable | None = None
+
+    def __post_init__(self) -> None:
+        width = len(self.spec.columns.names)
+        macro = len(BASE_COLUMNS) * len(self.spec.macro_groups)
+        self.overall = m.ClusterSums((width + macro) * len(CONVENTIONS))
+        if self.keep_items:
+            self.items = m.ItemTable(len(CONVENTIONS) + width)
+
+    # -- one trace ----------------------------------------------------------------------
+    def add(self, record: TraceRecord) -> None:
+        spec, data, where = self.spec, record.data, record.where
+        benchmark = data.get("benchmark")
+        if benchmark != spec.benchmark:
+            raise TraceFileError(
+                f"{where}: field 'task.data.benchmark' is {benchmark!r}, but this report is for "
+                f"{spec.benchmark!r} (a trace from another benchmark?)"
+            )
+        idx = data.get("idx")
+        if isinstance(idx, bool) or not isinstance(idx, int):
+            raise TraceFileError(f"{where}: field 'task.data.idx' is {idx!r}, not an integer")
+        try:
+            self.seen.add(idx)
+        except ValueError as e:
+            raise TraceFileError(f"{where}: field 'task.data.idx': {e}") from e
+        convention = data.get("parser", "medhal")
+        if convention not in CONVENTIONS:
+            raise TraceFileError(f"{where}: field 'task.data.parser' is {convention!r}, not one of {CONVENTIONS}")
+        self.convention = self.convention or convention
+        groups = {f: self._text(data, f, where) for f in spec.group_fields}
+        cluster = self._text(data, spec.cluster_field, where) if spec.cluster_field else None
+        gold = self._text(data, spec.gold_field, where) if spec.gold_field else None
+        if gold is not None and spec.classes and gold not in spec.classes:
+            raise TraceFileError(f"{where}: field 'task.data.{spec.gold_field}' is {gold!r}, not one of {list(spec.classes)}")
+        views = {c: self._view(record, c, gold) for c in CONVENTIONS}
+        rows = {c: self._row(views[c], where) for c in CONVENTIONS}
+        own = rows[self.convention]
+        block = len(BASE_COLUMNS)
+        macro = [0.0] * (block * len(spec.macro_groups) * len(CONVENTIONS))
+        if spec.macro_field is not None:
+            value = groups.get(spec.macro_field) or self._text(data, spec.macro_field, where)
+            if value not in spec.macro_groups:
+                raise TraceFileError(
+                    f"{where}: field 'task.data.{spec.macro_field}' is {value!r}, not one of {list(spec.macro_groups)}"
+                )
+            group = spec.macro_groups.index(value)
+            for c, convention in enumerate(CONVENTIONS):
+                at = (c * len(spec.macro_groups) + group) * block
+                macro[at : at + block] = rows[convention][:block]
+        assert self.overall is not None
+        self.overall.add(cluster, [v for c in CONVENTIONS for v in rows[c]] + macro)
+        every = [v for c in CONVENTIONS for v in rows[c]]
+        for fld, value in groups.items():
+            self.groups.setdefault(fld, {}).setdefault(value, m.ClusterSums(len(every))).add(cluster, every)
+        if self.items is not None:
+            self.items.add(idx, cluster, [float(views[c].correct) for c in CONVENTIONS] + list(own))
+        view = views[self.convention]
+        if spec.classes and gold is not None:
+            self.pairs[(gold, view.pred)] += 1
+        if record.errored:
+            self.errors.add(normalize_error(record.error_message or "error"), idx)
+        elif not view.parsed:
+            self.unreadable.add(reply_shape(record.reply), idx)
+        self._note_provenance(record, groups)
+        self.n += 1
+
+    @staticmethod
+    def _text(data: Mapping[str, Any], name: str | None, where: str) -> str:
+        if name not in data:
+            raise TraceFileError(f"{where}: field 'task.data.{name}' is missing")
+        value = data[name]
+        if isinstance(value, (dict, list)):
+            raise TraceFileError(f"{where}: field 'task.data.{name}' is a {type(value).__name__}, not a value")
+        return str(value)
+
+    def _view(self, record: TraceRecord, convention: str, gold: str | None) -> ItemView:
+        where = record.where
+        if record.errored:
+            return ItemView(record.data, gold, m.ERROR, False, False, True, {})
+        metrics = {**record.rewards, **record.metrics}
+        values = []
+        for key in (correct_key(convention), parsed_key(convention)):
+            value = metrics.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise TraceFileError(
+                    f"{where}: field 'metrics.{key}' is {value!r}; a scored medhal trace records it "
+                    "(written by an older environment version? re-score it with `medhal score`)"
+                )
+            values.append(bool(value))
+        readings = record.info.get(READINGS)
+        label = readings.get(convention) if isinstance(readings, dict) else None
+        if label is not None and not isinstance(label, str):
+            raise TraceFileError(f"{where}: field 'info.{READINGS}.{convention}' is {label!r}, not text or null")
+        pred = label if (label is not None and values[1]) else m.INVALID
+        if self.spec.classes and pred not in (*self.spec.classes, *self.spec.pred_only_classes, m.INVALID):
+            raise TraceFileError(
+                f"{where}: field 'info.{READINGS}.{convention}' is {pred!r}, not one of "
+                f"{[*self.spec.classes, *self.spec.pred_only_classes]} or null"
+            )
+        return ItemView(record.data, gold, pred, values[0], values[1], False, metrics)
+
+    def _row(self, view: ItemView, where: str) -> Sequence[float]:
+        row = self.spec.item_columns(view)
+        if len(row) != len(self.spec.columns.names):
+            raise ValueError(f"{self.spec.benchmark}: item_columns gave {len(row)} values for {len(self.spec.columns.names)} columns")
+        return row
+
+    def _note_provenance(self, record: TraceRecord, groups: Mapping[str, str]) -> None:
+        data = record.data
+        key = groups.get(self.spec.provenance_field) if self.spec.provenance_field else ""
+        if self.spec.provenance_field and key is None:
+            key = str(data.get(self.spec.provenance_field))
+        known = self.provenance.setdefault(key or "", [])
+        prov = data.get("provenance")
+        if prov not in known:
+            known.append(prov)
+        selection = data.get("selection") or {}
+        if selection not in self.selections:
+            self.selections.append(selection)
+        self.models[record.model or "unknown"] += 1
+        if record.sampling not in self.sampling:
+            self.sampling.append(record.sampling)
 
 
-def read_run(path: str | Path, spec: ReportSpec) -> RunSummary:
-    summary = RunSummary(path=str(path))
-    seen_provenance: set[str] = set()
-    seen_sampling: set[str] = set()
+def read_run(path: str | Path, spec: ReportSpec, keep_items: bool = False) -> Run:
+    run = Run(spec, str(path), keep_items=keep_items)
     for record in iter_traces(path):
-        summary.items.append(to_item(record, spec))
-        prov = record.data.get("provenance")
-        key = json.dumps(prov, sort_keys=True)
-        if prov is not None and key not in seen_provenance:
-            seen_provenance.add(key)
-            summary.provenance.append(prov)
-        skey = json.dumps(record.sampling, sort_keys=True)
-        if skey not in seen_sampling:
-            seen_sampling.add(skey)
-            summary.sampling.append(record.sampling)
-        summary.models[record.model or "unknown"] += 1
-        summary.verifiers_versions[record.verifiers_version or "unknown"] += 1
-    return summary
+        run.add(record)
+    return run
 
 
-# ---------------------------------------------------------------------------- figures
+# ------------------------------------------------------------------------------ figures
 
 
-def group_figures(items: list[Item], spec: ReportSpec) -> dict[str, Any]:
-    """The figures every benchmark reports for a set of items, plus its own."""
-    n = len(items)
-    correct = [i.correct for i in items]
-    clusters = [i.cluster for i in items] if spec.cluster_field else None
-    out: dict[str, Any] = {
-        "n": n,
-        "n_errors": sum(1 for i in items if i.error is not None),
-        "accuracy": m.mean(correct),
-        "accuracy_ci": list(m.bootstrap_mean_ci(correct, clusters)),
-        "parse_rate": m.mean([float(i.parsed) for i in items]),
+def _statistics(spec: ReportSpec) -> dict[str, Statistic]:
+    cols = spec.columns
+    base = {
+        "accuracy": cols.ratio("correct", "n"),
+        "parse_rate": cols.ratio("parsed", "n"),
+        "error_rate": cols.ratio("error", "n"),
     }
-    out["error_rate"] = m.safe_div(out["n_errors"], n)
-    for name in spec.rate_metrics:
-        # Errored rollouts count as 0, so a rate never silently loses its failures.
-        scored = [i.values[name] for i in items if name in i.values]
-        if scored:
-            errored = [0.0 for i in items if i.error is not None]
-            out[name] = m.mean(scored + errored)
-            out[f"{name}_n"] = len(scored) + len(errored)
-    if spec.figures is not None:
-        out.update(spec.figures(items))
+    return {**base, **spec.statistics}
+
+
+def _shifted(statistic: Statistic, offset: int, width: int) -> Statistic:
+    return lambda totals: statistic(totals[:, offset : offset + width])
+
+
+def _figures(table: m.Table, statistics: Mapping[str, Statistic], with_ci: Iterable[str]) -> dict[str, Any]:
+    """Point values of every statistic, and percentile intervals for `with_ci`, all from
+    one set of bootstrap draws."""
+    rows, weights = m.as_table(table)
+    totals = (weights @ rows)[None, :] if len(rows) else np.zeros((1, rows.shape[1] if rows.ndim == 2 else 1))
+    out: dict[str, Any] = {name: float(stat(totals)[0]) for name, stat in statistics.items()}
+    wanted = {name: statistics[name] for name in with_ci if name in statistics}
+    if wanted and len(rows):
+        for name, interval in m.bootstrap_cis((rows, weights), wanted).items():
+            out[f"{name}_ci"] = [interval[0], interval[1]]
     return out
 
 
-def build_report(summary: RunSummary, spec: ReportSpec) -> dict[str, Any]:
-    items = summary.items
-    overall = group_figures(items, spec)
-    groups: dict[str, dict[str, Any]] = {}
-    for fld in spec.group_fields:
-        values = sorted({i.groups[fld] for i in items})
-        groups[fld] = {v: group_figures([i for i in items if i.groups[fld] == v], spec) for v in values}
-    primary = groups.get(spec.group_fields[0], {}) if spec.group_fields else {}
-    macro = m.mean([g["accuracy"] for g in primary.values()]) if primary else overall["accuracy"]
-    distinct = len({i.idx for i in items})
+def _mean_of(parts: list[Statistic]) -> Statistic:
+    return lambda totals: np.mean([part(totals) for part in parts], axis=0)
+
+
+SHARD_KEYS = ("shard", "n_shard")
+"""Selection keys that differ between the shards of one run."""
+
+
+def completeness(run: Run) -> dict[str, Any]:
+    """How whole the run is: expected tasks (from the traces' selection), duplicates, gaps
+    and mixed provenance. A run split into shards (`--taskset.shard i/k`) is whole shard by
+    shard, and merged (`medhal report --merge`) when all k shards are there."""
+    bases = []
+    for selection in run.selections:
+        base = {k: v for k, v in selection.items() if k not in SHARD_KEYS}
+        if base not in bases:
+            bases.append(base)
+    shards = sorted({s.get("shard") for s in run.selections}, key=str)
+    mixed = len(bases) > 1 or any(len(v) > 1 for v in run.provenance.values())
+    n_expected: int | None = None
+    expected_ids: Iterable[int] | None = None
+    if len(bases) == 1 and isinstance(bases[0].get("n_expected"), int):
+        total = bases[0]["n_expected"]
+        if len(shards) == 1 and shards[0] is not None and not run.merged:
+            i, k = map(int, str(shards[0]).split("/"))
+            n_expected = int(run.selections[0].get("n_shard", 0))
+            expected_ids = range(i, total, k)
+        else:
+            n_expected = total
+            expected_ids = range(total)
+    contiguous = bool(bases) and all(b.get("contiguous", False) for b in bases)
+    n_missing = max(0, n_expected - run.seen.n_distinct) if n_expected is not None else None
+    return {
+        "n_expected": n_expected,
+        "n_distinct": run.seen.n_distinct,
+        "n_duplicates": run.seen.n_duplicates,
+        "n_missing": n_missing,
+        "missing_idx": run.seen.missing(expected_ids) if n_missing and contiguous and expected_ids is not None else [],
+        "shards": [s for s in shards if s is not None],
+        "mixed_provenance": mixed,
+        "complete": bool(n_expected is not None and not n_missing and not run.seen.n_duplicates and not mixed),
+    }
+
+
+def build_report(run: Run) -> dict[str, Any]:
+    spec = run.spec
+    width = len(spec.columns.names)
+    statistics = _statistics(spec)
+    with_ci = {"accuracy", *spec.headline}
+    assert run.overall is not None
+    table = run.overall
+    conventions: dict[str, dict[str, Any]] = {}
+    counts = table.totals() if len(table) else np.zeros(table.width)
+    block, n_groups = len(BASE_COLUMNS), len(spec.macro_groups)
+    macro_start = len(CONVENTIONS) * width
+    present = [g for k, g in enumerate(spec.macro_groups) if counts[macro_start + k * block] > 0]
+    everything: dict[str, Statistic] = {}
+    wanted: set[str] = set()
+    for i, convention in enumerate(CONVENTIONS):
+        for name, stat in statistics.items():
+            everything[f"{convention}:{name}"] = _shifted(stat, i * width, width)
+        for name, stat in spec.macro_statistics.items():
+            parts = [
+                _shifted(stat, macro_start + (i * n_groups + spec.macro_groups.index(g)) * block, block)
+                for g in present
+            ]
+            if parts:
+                everything[f"{convention}:macro_{name}"] = _mean_of(parts)
+                wanted.add(f"{convention}:macro_{name}")
+        wanted |= {f"{convention}:{name}" for name in with_ci}
+    figures = _figures(table, everything, wanted)
+    for convention in CONVENTIONS:
+        prefix = f"{convention}:"
+        conventions[convention] = {k[len(prefix) :]: v for k, v in figures.items() if k.startswith(prefix)}
+    own = run.convention or "medhal"
+    overall = dict(conventions[own])
+    overall["n_errors"] = int(counts[CONVENTIONS.index(own) * width + spec.columns["error"]])
+    groups = {
+        fld: {
+            value: _group_figures(sums, statistics, width, own, {p.statistic for p in spec.published if p.group})
+            for value, sums in sorted(values.items(), key=lambda kv: _group_order(spec, fld, kv[0]))
+        }
+        for fld, values in run.groups.items()
+    }
+    whole = completeness(run)
     report: dict[str, Any] = {
         "benchmark": spec.benchmark,
         "title": spec.title,
-        "source": summary.path,
-        "n": overall["n"],
+        "source": run.path,
+        "convention": own,
+        "n": run.n,
+        **whole,
         "n_errors": overall["n_errors"],
         "error_rate": overall["error_rate"],
         "micro_accuracy": overall["accuracy"],
-        "micro_accuracy_ci": overall["accuracy_ci"],
-        "macro_accuracy": macro,
-        "macro_over": spec.group_fields[0] if spec.group_fields else None,
-        "paper_comparable": spec.full_size is not None and distinct == spec.full_size,
+        "micro_accuracy_ci": overall.get("accuracy_ci", [0.0, 0.0]),
+        "macro_accuracy": overall.get("macro_accuracy", overall["accuracy"]),
+        "macro_accuracy_ci": overall.get("macro_accuracy_ci", overall.get("accuracy_ci")),
+        "macro_over": spec.macro_field,
+        "macro_groups": present,
         "parse_rate": overall["parse_rate"],
+        "paper_comparable": bool(
+            spec.full_size is not None
+            and whole["complete"]
+            and whole["n_distinct"] == spec.full_size
+            and run.n == spec.full_size
+            and overall["n_errors"] == 0
+        ),
         "overall": overall,
+        "conventions": conventions,
         "groups": groups,
     }
-    if spec.gold_field and spec.classes:
-        gold = [i.gold for i in items]
-        pred = [i.pred for i in items]
-        report["classes"] = {c: v for c, v in m.per_class_prf(gold, pred, spec.classes).items()}
+    if spec.classes:
         columns = (*spec.pred_only_classes, m.INVALID, m.ERROR)
-        report["confusion"] = m.confusion(gold, pred, spec.classes, columns)
-    report["errors"] = dict(Counter(i.error for i in items if i.error is not None).most_common())
-    report["provenance"] = {
-        "data": summary.provenance[0] if len(summary.provenance) == 1 else summary.provenance,
-        "models": dict(summary.models),
-        "sampling": summary.sampling[0] if len(summary.sampling) == 1 else summary.sampling,
-        "verifiers": dict(summary.verifiers_versions),
-    }
+        report["classes"] = m.per_class_prf_from_pairs(run.pairs, spec.classes)
+        report["confusion"] = m.confusion_from_pairs(run.pairs, spec.classes, columns)
+    report["unreadable"] = [
+        {"shape": shape, "count": count, "idx": idx} for shape, count, idx in run.unreadable.top(10)
+    ]
+    report["n_unreadable"] = run.unreadable.total
+    report["errors"] = {message: count for message, count, _ in run.errors.top(50)}
+    report["provenance"] = provenance_summary(run)
+    report["demo_prompts"] = '"written_by"' in json.dumps(report["provenance"]["data"])
+    report["published"] = published_comparison(report, spec)
     report["notes"] = list(spec.notes)
     return report
 
 
-# ---------------------------------------------------------------------------- markdown
+def run_options(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The taskset options of the run, from its provenance."""
+    data = report.get("provenance", {}).get("data")
+    records = [data] if isinstance(data, dict) and "options" in data else []
+    if not records and isinstance(data, dict):
+        records = [v for v in data.values() if isinstance(v, dict)]
+    if isinstance(data, list):
+        records = [v for v in data if isinstance(v, dict)]
+    for record in records:
+        if isinstance(record.get("options"), dict):
+            return dict(record["options"])
+    return {}
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, float) for v in value):
-        return f"[{value[0]:.3f}, {value[1]:.3f}]"
-    return str(value)
+def published_comparison(report: Mapping[str, Any], spec: ReportSpec) -> list[dict[str, Any]]:
+    """Published figures of the run's setting beside the run's own value under the authors'
+    reading, with its interval and whether the published value lies inside it. Only for a
+    complete, paper-comparable run: anything else is not comparable."""
+    if not report.get("paper_comparable") or report.get("demo_prompts"):
+        return []
+    options = run_options(report)
+    rows = []
+    for figure in spec.published:
+        if not figure.matches(options):
+            continue
+        if figure.group:
+            group = report["groups"].get(spec.macro_field or "", {}).get(figure.group)
+            figures = group["conventions"]["authors"] if group else {}
+        else:
+            figures = report["conventions"]["authors"]
+        value = figures.get(figure.statistic)
+        interval = figures.get(f"{figure.statistic}_ci")
+        rows.append({
+            "model": figure.model,
+            "statistic": figure.statistic,
+            "group": figure.group,
+            "published": figure.value,
+            "run": value,
+            "run_ci": interval,
+            "inside_ci": bool(interval and interval[0] <= figure.value <= interval[1]),
+            "source": figure.source,
+        })
+    return rows
 
 
-def _table(header: list[str], rows: Iterable[list[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows]
-    return lines
+def _group_figures(
+    sums: m.ClusterSums, statistics: Mapping[str, Statistic], width: int, own: str, published: Iterable[str]
+) -> dict[str, Any]:
+    """A group's figures under the run's convention (with an accuracy interval), and every
+    convention's values under `conventions` (with intervals for the `published` statistics
+    under the authors' reading, the one published figures are compared with)."""
+    everything = {
+        f"{c}:{name}": _shifted(stat, i * width, width) for i, c in enumerate(CONVENTIONS) for name, stat in statistics.items()
+    }
+    figures = _figures(sums, everything, {f"{own}:accuracy", *(f"authors:{name}" for name in published)})
+    by = {c: {k.split(":", 1)[1]: v for k, v in figures.items() if k.startswith(f"{c}:")} for c in CONVENTIONS}
+    return {"n": int(sums.n_items), **by[own], "conventions": {c: by[c] for c in CONVENTIONS}}
 
 
-def _scalar_keys(figures: dict[str, Any]) -> list[str]:
-    skip = {"n", "n_errors", "accuracy", "accuracy_ci"}
-    return [k for k, v in figures.items() if k not in skip and not k.endswith("_n") and isinstance(v, (int, float))]
+def _group_order(spec: ReportSpec, fld: str, value: str) -> tuple[int, str]:
+    if fld == spec.macro_field and value in spec.macro_groups:
+        return (spec.macro_groups.index(value), value)
+    return (len(spec.macro_groups), value)
 
 
-def to_markdown(report: dict[str, Any], spec: ReportSpec) -> str:
-    lines = [f"## {report['title']}", "", f"Source: `{report['source']}`", ""]
-    head = [["n", report["n"]], ["errors", report["n_errors"]]]
-    head += [[k, report[k] if k in report else report["overall"].get(k)] for k in spec.headline]
-    head += [["micro accuracy 95% CI", report["micro_accuracy_ci"]], ["parse rate", report["parse_rate"]]]
-    if report["macro_over"]:
-        head.append(["macro over", report["macro_over"]])
-    head.append(["paper-comparable (complete set)", report["paper_comparable"]])
-    lines += _table(["figure", "value"], head) + [""]
-    extra = _scalar_keys(report["overall"])
-    for fld, values in report["groups"].items():
-        keys = ["n", "n_errors", "accuracy", "accuracy_ci", *[k for k in extra if k not in ("error_rate",)]]
-        lines += [f"### By {fld}", ""]
-        lines += _table([fld, *keys], [[v, *[g.get(k, "") for k in keys]] for v, g in values.items()])
-        lines.append("")
-    if "classes" in report:
-        lines += ["### Per class", ""]
-        lines += _table(
-            ["class", "precision", "recall", "f1", "support"],
-            [[c, v["precision"], v["recall"], v["f1"], v["support"]] for c, v in report["classes"].items()],
-        )
-        columns = list(next(iter(report["confusion"].values())).keys())
-        lines += ["", "### Confusion (rows: gold, columns: predicted)", ""]
-        lines += _table(["gold \\ pred", *columns], [[g, *row.values()] for g, row in report["confusion"].items()])
-        lines.append("")
-    if report["errors"]:
-        lines += ["### Errored rollouts (kept in every denominator, scored wrong)", ""]
-        lines += _table(["count", "error"], [[c, e[:160]] for e, c in report["errors"].items()])
-        lines.append("")
-    if report["notes"]:
-        lines += [f"- {note}" for note in report["notes"]] + [""]
-    prov = report["provenance"]
-    lines += ["### Provenance", "", "```json", json.dumps(prov, indent=1, sort_keys=True), "```", ""]
-    return "\n".join(lines)
+def provenance_summary(run: Run) -> dict[str, Any]:
+    def one_or_all(values: list[Any]) -> Any:
+        return values[0] if len(values) == 1 else values
+
+    data = {key: one_or_all(values) for key, values in run.provenance.items()}
+    return {
+        "data": data[""] if list(data) == [""] else data,
+        "selection": one_or_all(run.selections),
+        "models": dict(run.models),
+        "sampling": one_or_all(run.sampling),
+    }
 
 
-def comparison_markdown(reports: list[dict[str, Any]], specs: list[ReportSpec]) -> str:
-    """One table per benchmark (its own headline figures as columns), a row per run."""
-    lines = ["## Comparison", ""]
-    by_benchmark: dict[str, list[tuple[dict[str, Any], ReportSpec]]] = {}
-    for report, spec in zip(reports, specs):
-        by_benchmark.setdefault(report["benchmark"], []).append((report, spec))
-    for benchmark, runs in by_benchmark.items():
-        keys = list(runs[0][1].headline)
-        rows = [
-            [", ".join(r["provenance"]["models"]), r["n"], r["n_errors"],
-             *[r.get(k, r["overall"].get(k, "")) for k in keys], r["parse_rate"], r["source"]]
-            for r, _ in runs
-        ]
-        lines += [f"### {runs[0][0]['title']}", ""]
-        lines += _table(["model", "n", "errors", *keys, "parse_rate", "run"], rows) + [""]
-    return "\n".join(lines)
+def code_versions(report: Mapping[str, Any]) -> dict[str, Any]:
+    """{environment, environment_version, medhal, verifiers} from the report's provenance
+    (the first provenance record that names them)."""
+    data = report.get("provenance", {}).get("data")
+    records: list[Any] = []
+    if isinstance(data, dict) and "code" in data:
+        records = [data]
+    elif isinstance(data, dict):
+        records = [v for vs in data.values() for v in (vs if isinstance(vs, list) else [vs])]
+    elif isinstance(data, list):
+        records = data
+    for record in records:
+        if isinstance(record, dict) and isinstance(record.get("code"), dict):
+            return dict(record["code"])
+    return {}
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def write_json(report: Mapping[str, Any]) -> str:
+    return json.dumps(report, indent=1, ensure_ascii=False, allow_nan=False) + "\n"

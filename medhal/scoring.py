@@ -16,6 +16,16 @@ from pathlib import Path
 
 import verifiers.v1 as vf
 
+from medhal.files import (
+    DuplicateKeys,
+    LongNumber,
+    UnreadableText,
+    atomic_open,
+    decode_utf8,
+    loads_json,
+    strip_utf8_bom,
+    text_problem,
+)
 from medhal.task import reply_trace, score_reply
 
 
@@ -24,29 +34,52 @@ class PredictionError(ValueError):
 
 
 def read_predictions(path: str | Path, known: set[int]) -> dict[int, str]:
+    """`{idx: reply}` from a predictions file. Every problem is a PredictionError naming
+    file, line and field: bytes that are not UTF-8 (or a UTF-16 file), broken or absurdly
+    nested JSON, a key given twice in one object (which value was meant?), an idx that is
+    not a usable integer or not a task, a reply that is not writable text (a lone
+    surrogate), an idx given twice; and a file with no prediction at all."""
     replies: dict[int, str] = {}
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
+    offset = 0
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            start, offset = offset, offset + len(raw)
             where = f"{path}:{number}"
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise PredictionError(f"{where}: not valid JSON ({e.msg})") from e
+                line = decode_utf8(strip_utf8_bom(raw) if number == 1 else raw, number, start)
+                if not line.strip():
+                    continue
+                duplicates = DuplicateKeys()
+                row = loads_json(line, duplicates)
+            except UnreadableText as e:
+                raise PredictionError(f"{where}: {e}") from None
             if not isinstance(row, dict):
                 raise PredictionError(f"{where}: expected an object with 'idx' and 'reply'")
+            if duplicates.keys:
+                raise PredictionError(f"{where}: field {duplicates.keys[0]!r} appears more than once in this object")
             idx, reply = row.get("idx"), row.get("reply")
+            if isinstance(idx, LongNumber):
+                raise PredictionError(f"{where}: field 'idx' must be an integer, got a number with {idx.digits} digits")
             if not isinstance(idx, int) or isinstance(idx, bool):
-                raise PredictionError(f"{where}: field 'idx' must be an integer, got {idx!r}")
+                raise PredictionError(f"{where}: field 'idx' must be an integer, got {_short(idx)}")
             if not isinstance(reply, str):
                 raise PredictionError(f"{where}: field 'reply' must be a string, got {type(reply).__name__}")
+            if text_problem(reply):
+                raise PredictionError(f"{where}: field 'reply' {text_problem(reply)}")
             if idx not in known:
                 raise PredictionError(f"{where}: idx {idx} is not a task of this environment with these options")
             if idx in replies:
                 raise PredictionError(f"{where}: duplicate idx {idx}")
             replies[idx] = reply
+    if not replies:
+        raise PredictionError(f"{path}: no predictions (the file has no prediction lines)")
     return replies
+
+
+def _short(value: object) -> str:
+    """A value for a one-line message: its repr, cut to 80 characters."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def _missing(task: vf.Task) -> vf.Trace:
@@ -76,9 +109,19 @@ def vf_version() -> str:
 
 
 def write_traces(traces: list[vf.Trace], out_dir: Path) -> Path:
+    """Write `out_dir/traces.jsonl` all or nothing: each trace is serialised first (a trace
+    that cannot be is an error naming its idx), then the file is written to a temporary
+    name and renamed, so a failure never leaves a partial file beside an old report."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "traces.jsonl"
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic_open(path, "w") as f:
         for trace in traces:
-            f.write(json.dumps(trace.to_record(), ensure_ascii=False) + "\n")
+            try:
+                line = json.dumps(trace.to_record(), ensure_ascii=False) + "\n"
+                line.encode("utf-8")
+            except (ValueError, TypeError) as e:  # UnicodeEncodeError and pydantic's are ValueErrors
+                raise PredictionError(
+                    f"{path}: cannot write the trace of idx {trace.task.data.idx}: {str(e).splitlines()[0]}"
+                ) from None
+            f.write(line)
     return path

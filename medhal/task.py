@@ -2,8 +2,12 @@
 
 `BenchmarkData` adds to verifiers' `TaskData` the fields our reports and the offline
 scorer rely on: the benchmark id (so a trace from another benchmark is caught), the
-dataset's own id for the row, and the run's provenance (dataset revision or file
-sha256, prompt assets, shots and seeds), so every trace says where it came from.
+dataset's own id for the row, the reading convention that drives the reward, the run's
+provenance (dataset revision or file sha256, prompt assets, shots and seeds, package
+versions) and the task selection (how many tasks the run must have), so every trace says
+where it came from and a report can tell a complete run from a partial one.
+
+`RecordsSelection` stamps the selection onto the tasks a run selects.
 
 `reply_trace` builds the trace a single-turn rollout would have produced for a given
 reply, so `medhal score`, the v0 environment and tests score with the very same
@@ -12,9 +16,18 @@ reply, so `medhal score`, the v0 environment and tests score with the very same
 
 from __future__ import annotations
 
+import hashlib
+import logging
+from collections.abc import Sequence
 from typing import Any
 
 import verifiers.v1 as vf
+from pydantic import Field, model_validator
+
+from medhal.outcomes import PARSED
+from medhal.replies import Convention
+
+logger = logging.getLogger(__name__)
 
 
 class BenchmarkData(vf.TaskData):
@@ -22,8 +35,63 @@ class BenchmarkData(vf.TaskData):
     """Environment id (e.g. the value of the environment's `ENV_ID`)."""
     source_id: str
     """The dataset's own identifier for the row this item comes from."""
+    parser: Convention = "medhal"
+    """The reading convention that decides `correct` and the reward (all three are recorded)."""
     provenance: dict[str, Any] = {}
-    """Dataset id and revision or file sha256, asset hashes, prompt version, shots, seeds."""
+    """Dataset id and revision or file sha256, asset hashes, prompt version, shots, seeds,
+    options and package versions: identical on every task of one run."""
+    selection: dict[str, Any] = {}
+    """How the run selected its tasks: `n_expected` (tasks in the run), `num_tasks` and
+    `shuffle` as given to `select`, and `idx_sha256` of the selected idx list."""
+
+
+def selection_record(idx: Sequence[int], num_tasks: int | None, shuffle: bool) -> dict[str, Any]:
+    """What a report needs to check a run for gaps: the task count, how it was chosen, and
+    a hash of the selected idx (contiguous from 0 unless shuffled)."""
+    listed = ",".join(str(i) for i in sorted(idx))
+    return {
+        "n_expected": len(idx),
+        "num_tasks": num_tasks,
+        "shuffle": shuffle,
+        "contiguous": sorted(idx) == list(range(len(idx))),
+        "idx_sha256": hashlib.sha256(listed.encode()).hexdigest(),
+    }
+
+
+class ShardedConfig(vf.TasksetConfig):
+    """Taskset options every medhal environment shares."""
+
+    shard: str | None = Field(None, pattern=r"^\d+/[1-9]\d*$")
+    """`i/k`: run only every k-th selected task starting at the i-th (0-based), keeping each
+    task's idx, so k eval processes against one server split a run with no overlap;
+    `medhal report --merge` reports the k run directories as one run."""
+
+    @model_validator(mode="after")
+    def _shard_in_range(self) -> ShardedConfig:
+        if self.shard is not None:
+            i, k = map(int, self.shard.split("/"))
+            if i >= k:
+                raise ValueError(f"shard {self.shard!r}: the index must be below the count (0/{k} .. {k - 1}/{k})")
+        return self
+
+
+class RecordsSelection:
+    """Taskset mixin: the tasks a run selects carry their selection (`BenchmarkData.selection`),
+    and a `shard` option keeps only its share. Listed before the parameterized
+    `vf.Taskset[...]` base, which verifiers reads the task and config types from:
+    `class MyTaskset(RecordsSelection, vf.Taskset[MyTask, MyConfig])`."""
+
+    def select(self, num_tasks: int | None = None, shuffle: bool = False) -> list:
+        tasks = super().select(num_tasks, shuffle)  # type: ignore[misc]
+        record = selection_record([t.data.idx for t in tasks], num_tasks, shuffle)
+        shard = getattr(self.config, "shard", None)  # type: ignore[attr-defined]
+        if shard:
+            i, k = map(int, shard.split("/"))
+            tasks = tasks[i::k]
+            record = {**record, "shard": shard, "n_shard": len(tasks)}
+        for task in tasks:
+            task.data = task.data.model_copy(update={"selection": record})
+        return tasks
 
 
 def prompt_messages(data: vf.TaskData) -> list[vf.Message]:
@@ -58,3 +126,31 @@ async def score_reply(task: vf.Task, reply: str) -> vf.Trace:
     await task.score(trace)
     trace.stop("agent_completed")
     return trace
+
+
+async def check_replies(task: vf.Task, gold: str, wrong: str, best: float, worst: float) -> list[str]:
+    """Why `task` is not valid (empty when it is): the reply a perfect model gives in the
+    prompt's own format must earn the `best` reward and be readable under every reading
+    convention, and a wrong reply must earn the `worst` (so a reward that always pays is
+    caught). Both go through the task's own scoring, as a rollout's reply would."""
+    problems = []
+    for kind, reply, want in (("gold", gold, best), ("wrong", wrong, worst)):
+        trace = await score_reply(task, reply)
+        reward = sum(trace.rewards.values())
+        if reward != want:
+            problems.append(f"the {kind} reply {reply[:200]!r} earns {reward}, not {want}")
+        unread = sorted(k for k, v in trace.metrics.items() if k.startswith(f"{PARSED}_") and not v)
+        if kind == "gold" and unread:
+            problems.append(f"the gold reply is not read under {', '.join(unread)}")
+    return problems
+
+
+async def validate_task(task: vf.Task, gold: str | None, wrong: str, best: float, worst: float) -> bool:
+    """`Task.validate` for a benchmark task: False, with the reason logged against the
+    row's source id, when the task cannot be answered (`gold` is None: no gold reply can
+    be written) or `check_replies` finds a problem."""
+    data = task.data
+    problems = ["no gold reply can be written for it"] if gold is None else await check_replies(task, gold, wrong, best, worst)
+    for problem in problems:
+        logger.warning("%s %s (idx %s) is invalid: %s", data.benchmark, data.source_id, data.idx, problem)
+    return not problems

@@ -9,13 +9,24 @@ reports keep it in their denominators.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medhal.files import (
+    LongNumber,
+    UnreadableText,
+    decode_utf8,
+    loads_json,
+    strip_utf8_bom,
+    text_problem,
+    value_problem,
+)
+
 TRACE_FILES = ("traces.jsonl", "results.jsonl")
+MAX_DEPTH = 64
+"""Deepest nesting accepted in the parts of a trace a report reads (task data, info)."""
 
 
 class TraceFileError(ValueError):
@@ -50,11 +61,30 @@ class TraceRecord:
         if not self.errors:
             return None
         last = self.errors[-1]
-        return f"{last.get('type', 'Error')}: {last.get('message', '')}"
+        kind = last.get("type") or "Error"
+        message = last.get("message") or ""
+        if not message.strip():
+            message = describe_silent_error(kind, last.get("status_code"))
+        return f"{kind}: {message}"
 
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}"
+
+
+def describe_silent_error(kind: str, status_code: Any) -> str:
+    """Words for an error recorded without a message. verifiers 0.2.1 records a transport
+    failure whose exception has no text (httpx.ReadError('') on a connection reset) as a
+    ProviderError with an empty message and the status it chose for the fault:
+    503 for a connection failure, 504 for a timeout (verifiers/v1/clients/eval.py:156-161,
+    verifiers/v1/errors.py:114-125)."""
+    if kind == "ProviderError" and status_code == 503:
+        return "no detail recorded (503: the connection to the endpoint failed, e.g. it was reset or closed before a reply)"
+    if kind == "ProviderError" and status_code == 504:
+        return "no detail recorded (504: the request to the endpoint timed out)"
+    if isinstance(status_code, int) and not isinstance(status_code, bool):
+        return f"no detail recorded (status {status_code})"
+    return "no detail recorded"
 
 
 def resolve_trace_file(path: str | Path) -> Path:
@@ -89,11 +119,56 @@ def _field(row: dict, name: str, where: str, kind: type = dict, label: str | Non
     return value
 
 
+def _kind(value: Any) -> str:
+    return f"a number with {value.digits} digits" if isinstance(value, LongNumber) else type(value).__name__
+
+
 def _text_or_none(row: dict, name: str, where: str, label: str) -> str | None:
     value = row.get(name)
     if value is not None and not isinstance(value, str):
-        raise TraceFileError(f"{where}: field {label!r} is not a string (got {type(value).__name__})")
+        raise TraceFileError(f"{where}: field {label!r} is not a string (got {_kind(value)})")
+    if value is not None and text_problem(value):
+        raise TraceFileError(f"{where}: field {label!r} {text_problem(value)}")
     return value
+
+
+def _checked(value: Any, label: str, where: str) -> Any:
+    """`value` with every text writable as UTF-8, no unusable number, bounded nesting."""
+    found = value_problem(value, MAX_DEPTH)
+    if found:
+        path, problem = found
+        name = f"{label}{'' if not path or path.startswith('[') else '.'}{path}"
+        raise TraceFileError(f"{where}: field {name!r} {problem}")
+    return value
+
+
+def _numbers(values: dict, label: str, where: str) -> dict[str, float]:
+    """Rewards and metrics: a number (or null) under each name."""
+    for name, value in values.items():
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)):
+            raise TraceFileError(f"{where}: field '{label}.{name}' is not a number (got {_kind(value)})")
+    return values
+
+
+def _task_data(data: dict, where: str, label: str) -> dict[str, Any]:
+    """The task's data, with the two fields every reader relies on checked."""
+    idx = data.get("idx")
+    if "idx" not in data:
+        raise TraceFileError(f"{where}: field '{label}.idx' is missing")
+    if not isinstance(idx, int) or isinstance(idx, bool):
+        raise TraceFileError(f"{where}: field '{label}.idx' is not an integer (got {_kind(idx)})")
+    benchmark = data.get("benchmark")
+    if benchmark is not None and not isinstance(benchmark, str):
+        raise TraceFileError(f"{where}: field '{label}.benchmark' is not a string (got {_kind(benchmark)})")
+    return _checked(data, label, where)
+
+
+def _errors(values: list, where: str) -> list[dict]:
+    for i, error in enumerate(_objects(values, "errors", where)):
+        for key in ("type", "message"):
+            if error.get(key) is not None and not isinstance(error[key], str):
+                raise TraceFileError(f"{where}: field 'errors[{i}].{key}' is not a string (got {_kind(error[key])})")
+    return _checked(values, "errors", where)
 
 
 def _objects(values: list, name: str, where: str) -> list[dict]:
@@ -107,7 +182,10 @@ def _last_sampled_reply(nodes: list[dict], where: str) -> str | None:
     for i in range(len(nodes) - 1, -1, -1):
         message = _field(nodes[i], "message", where, dict, f"nodes[{i}].message")
         if nodes[i].get("sampled") and message.get("role") == "assistant":
-            return _content_text(message.get("content")).strip()
+            reply = _content_text(message.get("content")).strip()
+            if text_problem(reply):
+                raise TraceFileError(f"{where}: field 'nodes[{i}].message.content' {text_problem(reply)}")
+            return reply
     return None
 
 
@@ -120,22 +198,22 @@ def _from_v1(row: dict, where: str, path: str, line: int) -> TraceRecord:
     if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
         raise TraceFileError(f"{where}: field 'task.data' is missing or not an object")
     agent = _field(row, "agent", where)
-    errors = _objects(_field(row, "errors", where, list), "errors", where)
+    errors = _errors(_field(row, "errors", where, list), where)
     reply = _last_sampled_reply(_objects(_field(row, "nodes", where, list), "nodes", where), where)
     if not errors and reply is None and row.get("stop_condition") == "harness_timeout":
         errors = [TIMEOUT_ERROR]
     return TraceRecord(
         path=path,
         line=line,
-        data=task["data"],
+        data=_task_data(task["data"], where, "task.data"),
         task_type=_text_or_none(task, "type", where, "task.type"),
         reply=reply,
-        rewards=_field(row, "rewards", where),
-        metrics=_field(row, "metrics", where),
-        info=_field(row, "info", where),
+        rewards=_numbers(_field(row, "rewards", where), "rewards", where),
+        metrics=_numbers(_field(row, "metrics", where), "metrics", where),
+        info=_checked(_field(row, "info", where), "info", where),
         errors=errors,
         model=_text_or_none(agent, "model", where, "agent.model"),
-        sampling=_field(agent, "sampling", where, dict, "agent.sampling"),
+        sampling=_checked(_field(agent, "sampling", where, dict, "agent.sampling"), "agent.sampling", where),
         verifiers_version=_text_or_none(_field(row, "verifiers", where), "version", where, "verifiers.version"),
     )
 
@@ -157,30 +235,43 @@ def _from_v0(row: dict, where: str, path: str, line: int) -> TraceRecord:
         reply = replies[-1].strip() if replies else None
     else:
         reply = completion.strip() if isinstance(completion, str) else None
+    if reply is not None and text_problem(reply):
+        raise TraceFileError(f"{where}: field 'completion' {text_problem(reply)}")
     error = row.get("error")
-    metrics = {k: v for k, v in _field(row, "metrics", where).items()}
+    if error is not None and not isinstance(error, str):
+        error = _checked(error, "error", where)
+    metrics = _numbers(dict(_field(row, "metrics", where)), "metrics", where)
     return TraceRecord(
         path=path,
         line=line,
-        data=data,
+        data=_task_data(data, where, "info.task_data"),
         task_type=_text_or_none(info, "task_type", where, "info.task_type"),
         reply=reply,
         rewards={"reward": row["reward"]} if isinstance(row.get("reward"), (int, float)) else {},
         metrics=metrics,
-        info={k: v for k, v in info.items() if k != "task_data"},
+        info=_checked({k: v for k, v in info.items() if k != "task_data"}, "info", where),
         errors=[{"type": "Error", "message": str(error)}] if error else [],
         model=_text_or_none(row, "model", where, "model"),
     )
 
 
-def parse_trace_line(text: str | bytes, path: str, line: int) -> TraceRecord:
+def parse_trace_line(text: str | bytes, path: str, line: int, offset: int | None = None) -> TraceRecord:
+    """One line -> a record, or a TraceFileError naming `path:line` and the field. `offset`
+    (the line's byte offset in the file) makes a bad-byte message exact."""
     where = f"{path}:{line}"
     try:
-        row = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise TraceFileError(f"{where}: not valid JSON ({e}); truncated or corrupt line") from e
+        if isinstance(text, bytes):
+            text = decode_utf8(strip_utf8_bom(text) if line == 1 else text, line, offset or 0)
+        row = loads_json(text)
+    except UnreadableText as e:
+        message = str(e)
+        if message.startswith("not valid JSON"):
+            message += "; truncated or corrupt line"
+        else:
+            message = f"not valid JSON: {message}"
+        raise TraceFileError(f"{where}: {message}") from None
     if not isinstance(row, dict):
-        raise TraceFileError(f"{where}: expected a JSON object, got {type(row).__name__}")
+        raise TraceFileError(f"{where}: expected a JSON object, got {_kind(row)}")
     if "task" in row and "nodes" in row:
         return _from_v1(row, where, path, line)
     if "prompt" in row and "completion" in row:
@@ -194,7 +285,9 @@ def parse_trace_line(text: str | bytes, path: str, line: int) -> TraceRecord:
 def iter_traces(path: str | Path) -> Iterator[TraceRecord]:
     """Yield one record per non-blank line, in file order, without loading the file."""
     file = resolve_trace_file(path)
+    offset = 0
     with open(file, "rb") as f:
         for number, raw in enumerate(f, start=1):
             if raw.strip():
-                yield parse_trace_line(raw, str(file), number)
+                yield parse_trace_line(raw, str(file), number, offset)
+            offset += len(raw)

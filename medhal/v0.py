@@ -6,19 +6,21 @@ environment is built from the v1 taskset: the dataset rows are the tasks' own pr
 messages, and the rubric rebuilds each row's `Task` and runs its `Task.score` on the
 completion, so v0 and v1 score the same reply identically by construction. Each v1
 reward becomes a unit-weight v0 reward returning its weighted contribution (so the
-total reward is the same), each v1 metric a zero-weight v0 metric.
+total reward is the same), and each key a v1 scoring pass records as a metric (a metric
+may return several) becomes a zero-weight v0 metric.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+from collections.abc import Coroutine
 from typing import Any
 
 import verifiers as vf0
 import verifiers.v1 as vf
-from verifiers.v1.decorators import discover_decorated
-
-from medhal.task import prompt_messages, reply_trace
+from medhal.task import prompt_messages, reply_trace, score_reply
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +32,26 @@ def _completion_text(completion: Any) -> str:
         return completion
     texts = [m.get("content") or "" for m in completion or [] if isinstance(m, dict) and m.get("role") == "assistant"]
     return texts[-1] if texts else ""
+
+
+def _scored_in_thread(coroutine: Coroutine[Any, Any, vf.Trace]) -> vf.Trace:
+    """Run a scoring coroutine to completion from sync code, whether or not the caller is
+    inside an event loop (v0 tooling builds environments from both)."""
+    result: list[vf.Trace] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(asyncio.run(coroutine))
+        except BaseException as e:  # re-raised in the caller's thread
+            errors.append(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return result[0]
 
 
 def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any) -> vf0.SingleTurnEnv:
@@ -77,10 +99,10 @@ def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any
         value.__name__ = name
         return value
 
-    probe = tasks[0]
+    probe = _scored_in_thread(score_reply(tasks[0], ""))
     rubric = vf0.Rubric()
-    for fn in discover_decorated(probe, "reward"):
-        rubric.add_reward_func(signal(fn.__name__, "reward"), weight=1.0)
-    for fn in discover_decorated(probe, "metric"):
-        rubric.add_metric(signal(fn.__name__, "metric"))
+    for name in probe.rewards:
+        rubric.add_reward_func(signal(name, "reward"), weight=1.0)
+    for name in probe.metrics:
+        rubric.add_metric(signal(name, "metric"))
     return vf0.SingleTurnEnv(eval_dataset=Dataset.from_list(rows), rubric=rubric, env_id=env_id)

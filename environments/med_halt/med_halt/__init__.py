@@ -1,10 +1,10 @@
-"""Med-HALT as a verifiers v1 environment (`uv run eval med-halt`)."""
+"""Med-HALT as a verifiers v1 environment (`uv run eval med-halt`).
 
-from medhal.harness import SingleTurnHarness
+Exports resolve on first use (`medhal.lazy`), so reading a report or the declaration
+never imports verifiers.
+"""
 
-from med_halt.demo import DEMO_OPTIONS
-from med_halt.report import REPORT
-from med_halt.taskset import MedHaltConfig, MedHaltData, MedHaltTask, MedHaltTaskConfig, MedHaltTaskset
+from medhal.lazy import lazy_exports
 
 __all__ = [
     "MedHaltTaskset",
@@ -18,9 +18,25 @@ __all__ = [
     "load_environment",
 ]
 
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "MedHaltTaskset": "med_halt.taskset",
+        "MedHaltTask": "med_halt.taskset",
+        "MedHaltData": "med_halt.taskset",
+        "MedHaltConfig": "med_halt.taskset",
+        "MedHaltTaskConfig": "med_halt.taskset",
+        "SingleTurnHarness": "medhal.harness",
+        "REPORT": "med_halt.report",
+        "DEMO_OPTIONS": "med_halt.benchmark",
+    },
+)
+
 
 def load_environment(**kwargs):
     """The classic v0 environment (for `vf-eval` and the Hub's scan), sharing prompts and scoring."""
     from medhal.v0 import legacy_environment
+
+    from med_halt.taskset import MedHaltTaskset
 
     return legacy_environment(MedHaltTaskset, "med-halt", **kwargs)

@@ -24,18 +24,14 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from medhal.assets import Asset, AssetError
+from medhal.assets import Asset, AssetError, BundledFile
+
+from med_halt.benchmark import PromptFiles
 
 PROMPT_VERSIONS = ("v0", "v1", "v2")
 SHOT_MIX: dict[int, tuple[int, int]] = {0: (0, 0), 1: (1, 0), 2: (1, 1), 3: (2, 1), 4: (2, 2), 5: (3, 2)}
 """Number of shots -> (default shots, task-specific shots)."""
 DEFAULT_SHOT = "default"
-
-
-@dataclass(frozen=True)
-class PromptFiles:
-    prompts: Asset
-    shots: Asset
 
 
 @dataclass(frozen=True)
@@ -50,14 +46,14 @@ class Preamble:
         return f"{self.text}Input: {model_input}\nOutput: "
 
 
-def _json(asset: Asset) -> Any:
+def _json(asset: Asset | BundledFile) -> Any:
     try:
         return json.loads(asset.data)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise AssetError(f"asset {asset.name!r} is not valid JSON ({e})") from e
 
 
-def read_version(asset: Asset, version: str) -> tuple[str, str]:
+def read_version(asset: Asset | BundledFile, version: str) -> tuple[str, str]:
     """(instruction, output format) of one prompt version."""
     data = _json(asset)
     entries = data.get("prompts") if isinstance(data, dict) else None
@@ -72,7 +68,7 @@ def read_version(asset: Asset, version: str) -> tuple[str, str]:
     raise AssetError(f"asset {asset.name!r} has no prompt version {version!r}")
 
 
-def read_shots(asset: Asset) -> list[dict[str, Any]]:
+def read_shots(asset: Asset | BundledFile) -> list[dict[str, Any]]:
     data = _json(asset)
     groups = data.get("shots") if isinstance(data, dict) else None
     if not isinstance(groups, list) or not groups or not isinstance(groups[0], list):

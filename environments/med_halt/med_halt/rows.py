@@ -2,7 +2,10 @@
 
 Rows arrive from the Hub (typed columns: PMID as an int, empty cells as None), from the
 authors' CSVs (every cell a string, empty cells ""), or from JSON dumps that stringified
-values ("None", "2015.0"); `cell` reads them all the same way. Only the columns a set
+values ("None", "2015.0"). A column the set reads as text (question, options, answers,
+titles, links) keeps the literal text "None": an exam option can be called "None", and it
+is data. Only optional metadata columns (`metadata_cell`) read "None"/"nan" as missing,
+as the dumps wrote them. Only the columns a set
 needs are required, so column subsets of the official files load too: an IR row needs
 `id`, the column the question is built from and the gold column.
 
@@ -29,12 +32,11 @@ import hashlib
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any
 
 from medhal.datasets import DatasetError
 
-from med_halt.sets import ABSTRACT2LINK, FAKE, FCT, LINK2TITLE, PMID2TITLE, TITLE2LINK, TITLE_SETS, SetSpec
+from med_halt.benchmark import ABSTRACT2LINK, FAKE, FCT, LINK2TITLE, PMID2TITLE, TITLE2LINK, TITLE_SETS, SetSpec
 
 UNKNOWN = "Unknown"
 """The gold answer of an IR question about a paper that does not exist."""
@@ -59,29 +61,25 @@ _PUBMED_URL = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class SetItem:
-    """A row ready to become a task."""
-
-    source_id: str
-    model_input: dict[str, Any]
-    """The dict shown to the model after `Input: ` (rendered with Python's str, as upstream)."""
-    gold: str
-    source_question: str
-    split_type: str = ""
-    source_dataset: str = ""
-    proposed_answer: str = ""
-    verdict_gold: str = ""
-    decline_options: tuple[str, ...] = ()
-    paper_exists: bool | None = None
+RowItem = tuple[dict[str, Any], dict[str, Any]]
+"""(model input, task fields): the dict shown to the model after `Input: ` (rendered with
+Python's str, as upstream), and the values of the `MedHaltData` fields the row fixes
+(`source_id`, `gold`, `source_question`, and the set's own: `split_type`,
+`source_dataset`, `proposed_answer`, `verdict_gold`, `decline_options`, `paper_exists`)."""
 
 
 def cell(value: Any) -> str:
-    """A cell as text; missing values (None, NaN, "None", "nan", "") become ""."""
+    """A text cell; only a true null (None, NaN) is missing and becomes ""."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    text = str(value)
-    return "" if text.strip() in ("", "None", "nan", "NaN") else text
+    return str(value)
+
+
+def metadata_cell(value: Any) -> str:
+    """An optional metadata cell (source collection, paper kind, existence flag, PMID):
+    also "None"/"nan" as written by dumps that stringified missing values are missing."""
+    text = cell(value)
+    return "" if text.strip() in ("None", "nan", "NaN") else text
 
 
 def normalize_text(text: str) -> str:
@@ -135,46 +133,47 @@ def is_decline_text(text: str) -> bool:
     return re.search(r"\b(?:do not|don t|dont) know\b", normalize_text(text)) is not None
 
 
-def reasoning_item(spec: SetSpec, row: dict, where: str) -> SetItem:
+def reasoning_item(spec: SetSpec, row: dict, where: str) -> RowItem:
     source_id = _required(row, "id", where)
     question = _required(row, "question", where)
     options = parse_options(_required(row, "options", where), where)
     split_type = _required(row, "split_type", where).strip()
     if split_type not in SPLIT_TYPES:
         raise DatasetError(f"{where}: field 'split_type' is {split_type!r}, not one of {SPLIT_TYPES}")
+    model_input = {"Question": question, "Options": options}
     common = {
         "source_id": source_id,
-        "model_input": {"Question": question, "Options": options},
         "split_type": split_type,
-        "source_dataset": cell(row.get("dataset")),
+        "source_dataset": metadata_cell(row.get("dataset")),
     }
     if spec is FAKE:
         declines = tuple(str(v) for v in options.values() if is_decline_text(str(v)))
-        return SetItem(gold=DECLINE_GOLD, source_question=f"fake:{source_id}", decline_options=declines, **common)
+        fake = {"gold": DECLINE_GOLD, "source_question": f"fake:{source_id}", "decline_options": declines}
+        return model_input, {**common, **fake}
     gold = _required(row, "correct_answer", where)
     if spec is not FCT:
-        return SetItem(gold=gold, source_question=question_cluster(question), **common)
+        return model_input, {**common, "gold": gold, "source_question": question_cluster(question)}
     proposed = options.get(PROPOSED_KEY)
     if proposed is None or not str(proposed).strip():
         raise DatasetError(f"{where}: field 'options' has no {PROPOSED_KEY!r} entry (the proposed answer)")
     verdict = "yes" if str(proposed).strip().lower() == gold.strip().lower() else "no"
-    return SetItem(
-        gold=gold,
-        source_question=question_cluster(question),
-        proposed_answer=str(proposed),
-        verdict_gold=verdict,
+    return model_input, {
         **common,
-    )
+        "gold": gold,
+        "source_question": question_cluster(question),
+        "proposed_answer": str(proposed),
+        "verdict_gold": verdict,
+    }
 
 
 def _paper_exists(row: dict, gold: str, where: str) -> bool:
-    kind = cell(row.get("pubmed_data_type")).strip()
+    kind = metadata_cell(row.get("pubmed_data_type")).strip()
     if kind:
         if kind not in ("real_data", "fake_data"):
             raise DatasetError(f"{where}: field 'pubmed_data_type' is {kind!r}, not real_data or fake_data")
         exists = kind == "real_data"
     else:
-        flag = cell(row.get("is_paper_exists")).strip().lower()
+        flag = metadata_cell(row.get("is_paper_exists")).strip().lower()
         exists = flag == "yes" if flag else gold.strip().lower() != UNKNOWN.lower()
     if not exists and gold.strip().lower() != UNKNOWN.lower():
         raise DatasetError(
@@ -184,7 +183,7 @@ def _paper_exists(row: dict, gold: str, where: str) -> bool:
     return exists
 
 
-def ir_item(spec: SetSpec, row: dict, where: str) -> SetItem:
+def ir_item(spec: SetSpec, row: dict, where: str) -> RowItem:
     source_id = _required(row, "id", where)
     column, input_key = _IR_INPUT[spec.config]
     value = _pmid(row, where) if column == "PMID" else _required(row, column, where)
@@ -194,21 +193,16 @@ def ir_item(spec: SetSpec, row: dict, where: str) -> SetItem:
         gold_column = "url"
     gold = _required(row, gold_column, where).strip()
     exists = _paper_exists(row, gold, where)
-    if "PMID" in row and cell(row["PMID"]).strip():
+    if "PMID" in row and metadata_cell(row["PMID"]).strip():
         pmid = _pmid(row, where)
     else:
-        pmid = pubmed_id(gold) or pubmed_id(cell(row.get("url")))
+        pmid = pubmed_id(gold) or pubmed_id(metadata_cell(row.get("url")))
     cluster = f"pmid:{pmid}" if pmid else f"row:{spec.config}:{source_id}"
-    return SetItem(
-        source_id=source_id,
-        model_input={input_key: value},
-        gold=gold,
-        source_question=cluster,
-        paper_exists=exists,
-    )
+    fields = {"source_id": source_id, "gold": gold, "source_question": cluster, "paper_exists": exists}
+    return {input_key: value}, fields
 
 
-def to_item(spec: SetSpec, row: dict, where: str) -> SetItem:
+def to_item(spec: SetSpec, row: dict, where: str) -> RowItem:
     if spec.config in _IR_INPUT:
         return ir_item(spec, row, where)
     return reasoning_item(spec, row, where)

@@ -1,94 +1,52 @@
-"""Med-HALT: reasoning and memory hallucination tests for medical LLMs (Pal et al., 2023).
+"""Med-HALT's tasks: options, the data each task carries, scoring and loading.
 
-Protocol. Each of the seven test sets is one Hub configuration; every row becomes one
-single-turn task whose user message is the authors' few-shot prompt for that set (pinned
-prompt assets, default version v0 with 2 shots drawn with a seed) followed by the row as
-`Input: <dict>\\nOutput: `. The reply's answer dict is parsed and graded by the set's rule
-(see `scoring`); the reward is +1 for a right answer and -0.25 otherwise, format errors
-included, so guessing is penalised as in the paper. Tasks load set by set in a fixed
-order, rows in file order (idx = position).
+Each of the seven test sets is one Hub configuration; every row becomes one single-turn
+task whose user message is the authors' few-shot prompt for that set (pinned prompt
+assets, default version v0 with 2 shots drawn with a seed) followed by the row as
+`Input: <dict>\\nOutput: `. The reply is read under every convention and graded by the
+set's rule (see `scoring`); the reward is +1 for a right answer and -0.25 otherwise,
+format errors included, so guessing is penalised as in the paper. Tasks load set by set
+in a fixed order, rows in file order (idx = position).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import verifiers.v1 as vf
-from pydantic import field_validator, model_validator
+from pydantic import Field, model_validator
 
-from medhal.assets import Asset
 from medhal.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
-from medhal.options import one_of
-from medhal.task import BenchmarkData
+from medhal.outcomes import CORRECT
+from medhal.provenance import code_versions
+from medhal.replies import Convention
+from medhal.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
 
-from med_halt.prompts import PROMPT_VERSIONS, SHOT_MIX, Preamble, PromptFiles, build_preamble
-from med_halt.rows import SPLIT_TYPES, to_item
-from med_halt.scoring import FAKE_RULES, IR_RULES, Grade, grade, rules
-from med_halt.sets import FAKE, MEMORY, SETS, SUBSETS
+from med_halt.benchmark import (
+    DATASET,
+    DEFAULT_NUM_SHOTS,
+    DEFAULT_PROMPT_VERSION,
+    DEFAULT_SHOT_SEED,
+    DEMO_DIR,
+    DEMO_PROMPT_FILES,
+    ENV_ID,
+    FAKE,
+    MEMORY,
+    PROMPT_FILES,
+    SETS,
+    SUBSETS,
+    WRONG_REWARD,
+)
+from med_halt.prompts import Preamble, build_preamble
+from med_halt.rows import to_item
+from med_halt.scoring import FAKE_RULES, IR_RULES, gold_reply, rules, score, wrong_reply
 
-ENV_ID = "med-halt"
-DATASET_ID = "openlifescienceai/Med-HALT"
-DATASET_REVISION = "d1e8d04295742df7abc485062344fe328e141395"
-"""Head of the dataset's main branch as shown on the Hub's web pages (commit d1e8d04,
-"updated Readme", the 7th commit). Not yet confirmed by a download from this project:
-see the README."""
-DATASET_SPLIT = "train"
-"""Each configuration's only split; it holds the whole test set."""
-
-PROMPTS_COMMIT = "3dfe1e4efa4f565a610e90328500b14c16c1e81c"
-PROMPTS_URL = f"https://raw.githubusercontent.com/medhalt/medhalt/{PROMPTS_COMMIT}/medhalt/prompts"
-_PROMPT_SHA256 = {
-    "reasoning_FCT": (
-        "7cca99c89d84bd4ec34c4e651d9e8d62d8588bd2092e5c0bbcdb4eaa845a4bcc",
-        "e4d1a0160948676732abfe7ac2bfd6711aff29dabd3a3a53bb37a015c0c6a319",
-    ),
-    "Reasoning_Nota": (
-        "2d770ab4385e92913c67617c9b2f3feccd4c26c84f20774af7bdefd754c33194",
-        "de26a1a556c26417cd54bb550dd272d4e5bd10d325b27b6173584e07970e6b13",
-    ),
-    "reasoning_Fake": (
-        "974d135adae8b6578c4705cc209283ba8d4ee7c1e62e282e042aa9c15a72ca67",
-        "e69519550966fa57c17b898b9cd65341a389d0d37f1f423b1a795a45c2df6b7d",
-    ),
-    "IR_pmid2title": (
-        "095055e8f66b1d5a8e56f004b22a544f620525ecfc3d1777f36c2c080e776d6e",
-        "781fdd4b59c97722be8e0a8f3deb3c05702ef3a05ab044eb7694689b7f9cda57",
-    ),
-    "IR_pubmedlink2title": (
-        "b3f089cd5335508442dd0d2d53c9a86d3dc36f97e35461a340c7a19d27f1c535",
-        "83984ab01adcd91671e83489e0086839edf2387f0c025fbcba53587384b19099",
-    ),
-    "IR_title2pubmedlink": (
-        "833eac91ee128a777e360c2f94522189d9f139a5a8e6853abea2278ed70685e3",
-        "b5c9b3164d5fe76f1219f166b7da3d66e010858b0d80fa899bcd3e012cb94ae4",
-    ),
-    "IR_abstract2pubmedlink": (
-        "5695ade37ae2d324ccafb1f25040bc189dff9e9ffdc36da9943c662a6ecf58f8",
-        "de73bda2366d8437ffa86e39f5ea0d617915086cff9d21af34cb4a70ee6b98f8",
-    ),
-}
-"""Prompt folder -> sha256 of (prompts.json, shots.json) at PROMPTS_COMMIT."""
-
-
-def _asset(prompt_dir: str, file: str, sha256: str) -> Asset:
-    return Asset(f"medhalt/prompts/{prompt_dir}/{file}", f"{PROMPTS_URL}/{prompt_dir}/{file}", sha256)
-
-
-PROMPT_FILES: dict[str, PromptFiles] = {
-    spec.config: PromptFiles(
-        _asset(spec.prompt_dir, "prompts.json", _PROMPT_SHA256[spec.prompt_dir][0]),
-        _asset(spec.prompt_dir, "shots.json", _PROMPT_SHA256[spec.prompt_dir][1]),
-    )
-    for spec in SETS.values()
-}
-"""Test set -> its pinned prompt assets."""
-
-DEFAULT_PROMPT_VERSION = "v0"
-DEFAULT_NUM_SHOTS = 2
-DEFAULT_SHOT_SEED = 0
-WRONG_REWARD = -0.25
-"""Eq. 1 of the paper: a wrong answer costs a quarter point."""
+SubsetName = Literal[
+    "reasoning_FCT", "reasoning_nota", "reasoning_fake", "IR_pmid2title", "IR_pubmedlink2title",
+    "IR_title2pubmedlink", "IR_abstract2pubmedlink", "reasoning", "memory", "all",
+]
 
 
 class MedHaltData(BenchmarkData):
@@ -118,103 +76,59 @@ class MedHaltData(BenchmarkData):
 
 
 class MedHaltTaskConfig(vf.TaskConfig):
-    wrong_reward: float = WRONG_REWARD
-    """Reward for a wrong answer or a format error (RL knob; report scores always use -0.25)."""
-
-    @field_validator("wrong_reward")
-    @classmethod
-    def _not_positive(cls, value: float) -> float:
-        if not -1.0 <= value <= 0.0:
-            raise ValueError(f"wrong_reward {value} must be between -1 and 0 (a right answer earns +1)")
-        return value
+    wrong_reward: float = Field(WRONG_REWARD, ge=-1.0, le=0.0)
+    """Reward for a wrong answer or a format error, between -1 and 0 (RL knob; report
+    scores always use -0.25)."""
 
 
 class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
-    def _grade(self, task: MedHaltData, trace: vf.Trace) -> Grade:
-        return grade(
-            task.test_set,
-            trace.last_reply,
-            task.gold,
-            task.rule,
-            verdict_gold=task.verdict_gold,
-            decline_options=task.decline_options,
-            paper_exists=task.paper_exists,
-        )
-
     @vf.metric
-    async def correct(self, task: MedHaltData, trace: vf.Trace) -> float:
-        """1 when the answer is right under the run's rule. Also records on `trace.info` the
-        extracted answer, how the reply was read, and the outcome under every rule of the set."""
-        graded = self._grade(task, trace)
-        trace.info.update({"answer": graded.answer, "parse_method": graded.method, **graded.outcomes})
-        return float(graded.correct)
-
-    @vf.metric
-    async def parsed(self, task: MedHaltData, trace: vf.Trace) -> float:
-        """1 when the reply held the set's answer field (0: a format error)."""
-        return float(self._grade(task, trace).parsed)
+    async def outcomes(self, task: MedHaltData, trace: vf.Trace) -> dict[str, float]:
+        """Reads the reply once, under every convention, and grades each reading:
+        `correct`/`parsed` (the run's convention), the same per convention, the FCT verdict
+        and every rule of the set. The answers read go on `trace.info`."""
+        scored = score(task, trace.last_reply)
+        trace.info.update(scored.info)
+        return scored.metrics
 
     @vf.reward(weight=1.0)
-    async def points(self, task: MedHaltData, trace: vf.Trace) -> float:
-        return 1.0 if self._grade(task, trace).correct else self.config.wrong_reward
+    async def points(self, trace: vf.Trace) -> float:
+        return 1.0 if trace.metrics[CORRECT] else self.config.wrong_reward
+
+    async def validate(self, runtime: object = None) -> bool:
+        """The answer dict a perfect model writes earns +1 and is read under every
+        convention; a wrong one earns the wrong-answer reward."""
+        return await validate_task(self, gold_reply(self.data), wrong_reply(self.data), 1.0, self.config.wrong_reward)
 
 
-class MedHaltConfig(vf.TasksetConfig):
-    subset: str = "all"
-    """A test set (reasoning_FCT, reasoning_nota, reasoning_fake, IR_pmid2title,
-    IR_pubmedlink2title, IR_title2pubmedlink, IR_abstract2pubmedlink), `reasoning`,
-    `memory` or `all`."""
-    split_type: str = "all"
-    """Keep reasoning rows of one source split (train, val, test, dev); `all` keeps every
-    row, as the paper's full-set sizes do. IR rows have no split."""
-    prompt_version: str = DEFAULT_PROMPT_VERSION
-    """The authors' prompt version: v0, v1 or v2."""
-    num_shots: int = DEFAULT_NUM_SHOTS
-    """0 to 5 few-shot examples."""
+class MedHaltConfig(ShardedConfig):
+    subset: SubsetName = "all"
+    """A test set, `reasoning`, `memory` or `all`."""
+    split_type: Literal["all", "train", "val", "test", "dev"] = "all"
+    """Keep reasoning rows of one source split; `all` keeps every row, as the paper's
+    full-set sizes do. IR rows have no split."""
+    prompt_version: Literal["v0", "v1", "v2"] = DEFAULT_PROMPT_VERSION
+    """The authors' prompt version."""
+    num_shots: int = Field(DEFAULT_NUM_SHOTS, ge=0, le=5)
+    """Few-shot examples, 0 to 5."""
     shot_seed: int = DEFAULT_SHOT_SEED
     """Seed of the shot draw (each set draws with (seed, set name))."""
-    fake_scoring: str = FAKE_RULES[0]
+    fake_scoring: Literal["decline", "keywords"] = FAKE_RULES[0]
     """Fake questions: `decline` (declining is right) or `keywords` (the authors' rule)."""
-    ir_matching: str = IR_RULES[1]
+    ir_matching: Literal["normalized", "exact"] = IR_RULES[1]
     """IR sets: `normalized` (link forms, title punctuation) or `exact` (the authors' rule)."""
+    parser: Convention = "medhal"
+    """The reading convention behind the reward: medhal, authors or strict (all three are
+    recorded on every trace)."""
+    prompts: Literal["pinned", "demo"] = "pinned"
+    """`pinned`: the authors' prompt files. `demo`: prompts written by medhal, for the demo
+    rows only (a demo on a machine that cannot fetch the pinned files)."""
     dataset_path: str | None = None
     """A local file in the set's schema (one set), or a directory holding `<config>.<ext>`
     per selected set (csv, jsonl, json or parquet); default: the pinned Hub dataset."""
     revision: str | None = None
     """Hub revision; defaults to the pinned one."""
     task: MedHaltTaskConfig = MedHaltTaskConfig()
-
-    @field_validator("subset")
-    @classmethod
-    def _known_subset(cls, value: str) -> str:
-        return one_of("subset", value, tuple(SUBSETS))
-
-    @field_validator("split_type")
-    @classmethod
-    def _known_split(cls, value: str) -> str:
-        return one_of("split_type", value, ("all", *SPLIT_TYPES))
-
-    @field_validator("prompt_version")
-    @classmethod
-    def _known_version(cls, value: str) -> str:
-        return one_of("prompt_version", value, PROMPT_VERSIONS)
-
-    @field_validator("num_shots")
-    @classmethod
-    def _shot_count(cls, value: int) -> int:
-        if value not in SHOT_MIX:
-            raise ValueError(f"num_shots {value} is not between 0 and {max(SHOT_MIX)}")
-        return value
-
-    @field_validator("fake_scoring")
-    @classmethod
-    def _fake_rule(cls, value: str) -> str:
-        return one_of("fake_scoring", value, FAKE_RULES)
-
-    @field_validator("ir_matching")
-    @classmethod
-    def _ir_rule(cls, value: str) -> str:
-        return one_of("ir_matching", value, IR_RULES)
 
     @model_validator(mode="after")
     def _split_needs_reasoning_only(self) -> MedHaltConfig:
@@ -225,6 +139,12 @@ class MedHaltConfig(vf.TasksetConfig):
                 f"includes IR sets, which have no split ({', '.join(memory)}); use split_type 'all' "
                 "or a reasoning subset"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _demo_prompts_with_demo_rows_only(self) -> MedHaltConfig:
+        if self.prompts == "demo" and (self.dataset_path is None or Path(self.dataset_path).resolve() != DEMO_DIR.resolve()):
+            raise ValueError("prompts 'demo' is for the bundled demo rows only (dataset_path = the demo folder)")
         return self
 
     @property
@@ -269,17 +189,19 @@ def set_sources(dataset_path: str | None, sets: tuple[str, ...]) -> dict[str, Pa
 
 
 def load_set(name: str, source: Path | None, revision: str | None) -> LoadedRows:
-    return load_rows(HubDataset(DATASET_ID, DATASET_REVISION, config=name, split=DATASET_SPLIT), source, revision)
+    hub = HubDataset(DATASET.id, DATASET.revision, config=name, split=DATASET.split)
+    return load_rows(hub, source, revision)
 
 
-class MedHaltTaskset(vf.Taskset[MedHaltTask, MedHaltConfig]):
+class MedHaltTaskset(RecordsSelection, vf.Taskset[MedHaltTask, MedHaltConfig]):
     def load(self) -> Iterator[MedHaltTask]:
         """Checks options, data sources and prompt assets for every selected set at once,
         then loads the sets' rows lazily (`-n 10` reads only the first set)."""
         cfg = self.config
         sources = set_sources(cfg.dataset_path, cfg.sets)
+        files = PROMPT_FILES if cfg.prompts == "pinned" else DEMO_PROMPT_FILES
         preambles = {
-            name: build_preamble(PROMPT_FILES[name], cfg.prompt_version, cfg.num_shots, cfg.shot_seed, name)
+            name: build_preamble(files[name], cfg.prompt_version, cfg.num_shots, cfg.shot_seed, name)
             for name in cfg.sets
         }
         return self._tasks(sources, preambles)
@@ -287,10 +209,11 @@ class MedHaltTaskset(vf.Taskset[MedHaltTask, MedHaltConfig]):
     def _tasks(self, sources: dict[str, Path | None], preambles: dict[str, Preamble]) -> Iterator[MedHaltTask]:
         cfg = self.config
         idx = 0
+        options = cfg.model_dump(mode="json", exclude={"id", "task", "shard"})
         for name, source in sources.items():
             spec, preamble = SETS[name], preambles[name]
             loaded = load_set(name, source, cfg.revision)
-            files = PROMPT_FILES[name]
+            files = (PROMPT_FILES if cfg.prompts == "pinned" else DEMO_PROMPT_FILES)[name]
             assets = [files.prompts] + ([files.shots] if preamble.shot_ids else [])
             provenance = {
                 **loaded.provenance,
@@ -299,41 +222,38 @@ class MedHaltTaskset(vf.Taskset[MedHaltTask, MedHaltConfig]):
                 "num_shots": cfg.num_shots,
                 "shot_seed": cfg.shot_seed,
                 "shot_ids": list(preamble.shot_ids),
+                "prompts": cfg.prompts,
                 "prompt_assets": [a.provenance() for a in assets],
                 "scoring_rule": cfg.rule(name),
-                "split_type": cfg.split_type,
+                "parser": cfg.parser,
+                "options": options,
+                "code": code_versions("med-halt"),
             }
             kept = 0
             first_seen: dict[str, int] = {}
             for number, row in enumerate(loaded.rows, start=1):
-                item = to_item(spec, row, f"{loaded.origin}: row {number}")
+                model_input, fields = to_item(spec, row, f"{loaded.origin}: row {number}")
                 # Every upstream row has its own uuid: a repeated one means a corrupt file,
                 # not a second item.
-                if item.source_id in first_seen:
+                source_id = fields["source_id"]
+                if source_id in first_seen:
                     raise DatasetError(
-                        f"{loaded.origin}: row {number} field 'id' repeats {item.source_id!r} "
-                        f"(first at row {first_seen[item.source_id]})"
+                        f"{loaded.origin}: row {number} field 'id' repeats {source_id!r} "
+                        f"(first at row {first_seen[source_id]})"
                     )
-                first_seen[item.source_id] = number
-                if cfg.split_type != "all" and item.split_type != cfg.split_type:
+                first_seen[source_id] = number
+                if cfg.split_type != "all" and fields.get("split_type") != cfg.split_type:
                     continue
                 data = MedHaltData(
                     idx=idx,
                     benchmark=ENV_ID,
-                    source_id=item.source_id,
+                    parser=cfg.parser,
                     provenance=provenance,
-                    prompt=preamble.render(item.model_input),
+                    prompt=preamble.render(model_input),
                     test_set=name,
                     family=spec.family,
-                    source_question=item.source_question,
-                    gold=item.gold,
                     rule=cfg.rule(name),
-                    split_type=item.split_type,
-                    source_dataset=item.source_dataset,
-                    proposed_answer=item.proposed_answer,
-                    verdict_gold=item.verdict_gold,
-                    decline_options=item.decline_options,
-                    paper_exists=item.paper_exists,
+                    **fields,
                 )
                 yield MedHaltTask(data, cfg.task)
                 idx += 1

@@ -1,20 +1,40 @@
-"""MedFact-Bench as a verifiers v1 environment (`uv run eval medfact-bench`)."""
+"""MedFact-Bench as a verifiers v1 environment (`uv run eval medfact-bench`).
 
-from pathlib import Path
+Exports resolve on first use (`medhal.lazy`), so reading a report or the declaration
+never imports verifiers.
+"""
 
-from medhal.harness import SingleTurnHarness
+from medhal.lazy import lazy_exports
 
-from medfact_bench.report import REPORT
-from medfact_bench.taskset import MedFactConfig, MedFactData, MedFactTask, MedFactTaskset
+__all__ = [
+    "MedFactTaskset",
+    "SingleTurnHarness",
+    "MedFactTask",
+    "MedFactData",
+    "MedFactConfig",
+    "REPORT",
+    "DEMO_OPTIONS",
+    "load_environment",
+]
 
-DEMO_OPTIONS = {"dataset_path": str(Path(__file__).parent / "demo" / "medfact_demo.jsonl")}
-"""Taskset options for `medhal demo`: six rows written by us (see demo/README.md)."""
-
-__all__ = ["MedFactTaskset", "SingleTurnHarness", "MedFactTask", "MedFactData", "MedFactConfig", "REPORT", "DEMO_OPTIONS", "load_environment"]
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "MedFactTaskset": "medfact_bench.taskset",
+        "MedFactTask": "medfact_bench.taskset",
+        "MedFactData": "medfact_bench.taskset",
+        "MedFactConfig": "medfact_bench.taskset",
+        "SingleTurnHarness": "medhal.harness",
+        "REPORT": "medfact_bench.report",
+        "DEMO_OPTIONS": "medfact_bench.benchmark",
+    },
+)
 
 
 def load_environment(**kwargs):
     """The classic v0 environment (for `vf-eval` and the Hub's scan), sharing prompts and scoring."""
     from medhal.v0 import legacy_environment
+
+    from medfact_bench.taskset import MedFactTaskset
 
     return legacy_environment(MedFactTaskset, "medfact-bench", **kwargs)

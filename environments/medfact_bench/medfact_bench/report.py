@@ -1,25 +1,42 @@
-"""How a MedFact-Bench run is reported (the shared machinery does the rest)."""
+"""How a MedFact-Bench run is reported: accuracy, macro over the five components (the
+paper's primary metric), per-class figures and the confusion matrix, under every reading
+convention. Light: imports no verifiers."""
 
-from medhal.report import ReportSpec
+from __future__ import annotations
 
-from medfact_bench.scoring import LABELS
-from medfact_bench.taskset import ENV_ID, FULL_SIZE
+from collections.abc import Sequence
+
+from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
+
+from medfact_bench.benchmark import COMPONENTS, ENV_ID, FULL_SIZE, PUBLISHED
+from medfact_bench.replies import LABELS
+
+COLUMNS = Columns(*BASE_COLUMNS)
+
+
+def item_columns(item: ItemView) -> Sequence[float]:
+    return (1.0, float(item.correct), float(item.parsed), float(item.errored))
+
 
 REPORT = ReportSpec(
     benchmark=ENV_ID,
     title="MedFact-Bench (zero-shot claim verification)",
-    task_type="MedFactTask",
-    gold_field="label",
-    pred_key="pred_label",
-    classes=LABELS,
-    correct_metric="accuracy",
-    parsed_metric="parseable_score",
-    rate_metrics=("strict_format",),
+    columns=COLUMNS,
+    item_columns=item_columns,
+    statistics={},
+    headline=("accuracy", "parse_rate"),
     group_fields=("dataset",),
+    macro_field="dataset",
+    macro_groups=tuple(COMPONENTS),
+    gold_field="label",
+    classes=LABELS,
     full_size=FULL_SIZE,
+    published=PUBLISHED,
     notes=(
         "macro_accuracy is the unweighted mean of the component accuracies (the paper's primary "
-        "metric); it is paper-comparable only when all 14,274 items are present.",
-        "INVALID = no integer -2..2 in the first <score> block; ERROR = the rollout failed. Both count as wrong.",
+        "metric); it is paper-comparable only when all 14,274 items are present, once each.",
+        "INVALID = no score could be read under the run's convention; ERROR = the rollout failed. "
+        "Both count as wrong. The strict convention's parse rate is the share of replies in "
+        "exactly the format the prompt asks for.",
     ),
 )

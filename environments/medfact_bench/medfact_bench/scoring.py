@@ -1,45 +1,56 @@
-"""Parsing and scoring a MedFact-Bench reply.
+"""What a MedFact-Bench reply earns: the label of its score against the gold label.
 
-The model is asked for `<think>…</think><score>…</score>`. Only the first score block
-counts, and only an integer from -2 to 2 inside it is a valid answer; the five-point
-score collapses to the dataset's three labels. Anything else is INVALID: it scores 0
-and stays in every denominator.
+Every reply is read under each convention (`replies`); the run's convention decides
+`correct` and the reward (1 for the gold label, 0 otherwise, INVALID included).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-SCORE_TO_LABEL = {2: "SUPPORT", 1: "SUPPORT", 0: "NEI", -1: "CONTRADICT", -2: "CONTRADICT"}
-LABELS = ("SUPPORT", "NEI", "CONTRADICT")
+from medhal.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
 
-_SCORE_BLOCK = re.compile(r"<score>(.*?)</score>", re.DOTALL | re.IGNORECASE)
-_INTEGER = re.compile(r"[+-]?\d+")
-_STRICT = re.compile(r"\s*<think>(?:(?!<think>|</think>).)*</think>\s*<score>(?:(?!<score>|</score>).)*</score>\s*", re.DOTALL)
+from medfact_bench.replies import READERS, label_of
+
+GOLD_SCORE = {"SUPPORT": 2, "NEI": 0, "CONTRADICT": -2}
+"""The score a perfect model gives for each label (the strongest on its side)."""
+WRONG_SCORE = {"SUPPORT": -2, "NEI": 2, "CONTRADICT": 2}
+
+
+class Gradable(Protocol):
+    label: str
+    parser: str
 
 
 @dataclass(frozen=True)
-class Parsed:
-    score: int | None
-    """The integer in the first score block, when it is one of -2..2."""
-
-    @property
-    def label(self) -> str | None:
-        return SCORE_TO_LABEL.get(self.score) if self.score is not None else None
+class Scored:
+    metrics: dict[str, float]
+    info: dict[str, Any]
 
 
-def parse_reply(reply: str) -> Parsed:
-    match = _SCORE_BLOCK.search(reply or "")
-    if match is None:
-        return Parsed(None)
-    body = match.group(1).strip()
-    if not _INTEGER.fullmatch(body):
-        return Parsed(None)
-    value = int(body)
-    return Parsed(value if value in SCORE_TO_LABEL else None)
+def score(item: Gradable, reply: str | None) -> Scored:
+    """Read `reply` under every convention and grade each reading: one pass per trace."""
+    scores = {name: reader(reply) for name, reader in READERS.items()}
+    labels = {name: label_of(value) for name, value in scores.items()}
+    metrics: dict[str, float] = {}
+    for name, label in labels.items():
+        metrics[correct_key(name)] = float(label == item.label)
+        metrics[parsed_key(name)] = float(label is not None)
+    metrics[CORRECT] = metrics[correct_key(item.parser)]
+    metrics[PARSED] = metrics[parsed_key(item.parser)]
+    info = {READINGS: labels, "scores": scores, "parsed_score": scores[item.parser], "pred_label": labels[item.parser]}
+    return Scored(metrics, info)
 
 
-def strict_format(reply: str) -> bool:
-    """Exactly one think block followed by exactly one score block, nothing else around."""
-    return bool(_STRICT.fullmatch(reply or ""))
+def _reply(score_value: int) -> str:
+    return f"<think>The article was weighed against the claim.</think>\n<score>{score_value}</score>"
+
+
+def gold_reply(item: Gradable) -> str:
+    """The reply a perfect model gives, in exactly the format the prompt asks for."""
+    return _reply(GOLD_SCORE[item.label])
+
+
+def wrong_reply(item: Gradable) -> str:
+    return _reply(WRONG_SCORE[item.label])

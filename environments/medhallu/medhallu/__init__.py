@@ -1,14 +1,10 @@
-"""MedHallu as a verifiers v1 environment (`uv run eval medhallu`)."""
+"""MedHallu as a verifiers v1 environment (`uv run eval medhallu`).
 
-from pathlib import Path
+Exports resolve on first use (`medhal.lazy`), so reading a report or the declaration
+never imports verifiers.
+"""
 
-from medhal.harness import SingleTurnHarness
-
-from medhallu.report import REPORT
-from medhallu.taskset import MedHalluConfig, MedHalluData, MedHalluTask, MedHalluTaskset
-
-DEMO_OPTIONS = {"dataset_path": str(Path(__file__).parent / "demo" / "pqa_labeled.jsonl"), "config": "pqa_labeled"}
-"""Taskset options for a small demo run: three rows written by medhal (not MedHallu data)."""
+from medhal.lazy import lazy_exports
 
 __all__ = [
     "MedHalluTaskset",
@@ -21,9 +17,24 @@ __all__ = [
     "load_environment",
 ]
 
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "MedHalluTaskset": "medhallu.taskset",
+        "MedHalluTask": "medhallu.taskset",
+        "MedHalluData": "medhallu.taskset",
+        "MedHalluConfig": "medhallu.taskset",
+        "SingleTurnHarness": "medhal.harness",
+        "REPORT": "medhallu.report",
+        "DEMO_OPTIONS": "medhallu.benchmark",
+    },
+)
+
 
 def load_environment(**kwargs):
     """The classic v0 environment (for `vf-eval` and the Hub's scan), sharing prompts and scoring."""
     from medhal.v0 import legacy_environment
+
+    from medhallu.taskset import MedHalluTaskset
 
     return legacy_environment(MedHalluTaskset, "medhallu", **kwargs)

@@ -1,0 +1,97 @@
+"""Every reply reader is linear in the reply length: hostile replies of 10 KB and 1 MB,
+timed in one run, reported as the ratio 1 MB / 10 KB (100 for linear time; 10,000 for
+quadratic). Writes reports/bench/adversarial_replies.json (or --out).
+
+    uv run python bench/adversarial_replies.py [--quick] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from med_halt.replies import READERS as MED_HALT
+from medfact_bench.replies import READERS as MEDFACT
+from medhallu.replies import READERS as MEDHALLU
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def hostile(size: int) -> dict[str, str]:
+    """Reply shapes that defeat backtracking parsers, each about `size` characters."""
+    unit = {
+        "score tags never closed": "<score>",
+        "think tags never closed": "<think>",
+        "closing think tags": "</think>",
+        "opening braces": "{",
+        "quotes": "'",
+        "key-value pairs without braces": "'a': ",
+        "quoted keys and colons": '"a":',
+        "lines of keys": "'a':\n",
+        "negations": "not ",
+        "numbered list": "1. ",
+        "boxed never closed": "\\boxed{",
+        "answer labels": "answer:",
+        "verdict sentences": "the answer is not hallucinated because ",
+        "unclosed value": "{'cop': 'x",
+    }
+    shapes = {name: piece * (size // len(piece)) for name, piece in unit.items()}
+    shapes["score then digits"] = "<score>" + "9" * size
+    shapes["quote, spaces, colon"] = "'" + " " * size + ":"
+    shapes["stop here after spaces"] = "{'cop': 'a'}" + " " * size + "x"
+    return shapes
+
+
+Reader = Callable[[str], object]
+
+BENCHMARKS: dict[str, dict[str, Reader]] = {
+    "medhallu": {name: (lambda r: lambda t: r(t, True))(r) for name, r in MEDHALLU.items()},
+    "medfact-bench": dict(MEDFACT),
+    "med-halt": {name: (lambda r: lambda t: r(t, ("cop",)))(r) for name, r in MED_HALT.items()},
+}
+
+
+def seconds(reader: Reader, text: str) -> float:
+    """Seconds per call, repeating fast calls until 0.05 s have passed (so microsecond
+    readers are timed as reliably as slow ones)."""
+    calls, start = 0, time.perf_counter()
+    while True:
+        reader(text)
+        calls += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= 0.05:
+            return elapsed / calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="100 KB instead of 1 MB")
+    parser.add_argument("--out", type=Path, default=ROOT / "reports" / "bench" / "adversarial_replies.json")
+    ns = parser.parse_args()
+    small, large = 10_000, 100_000 if ns.quick else 1_000_000
+    rows = []
+    small_shapes, large_shapes = hostile(small), hostile(large)
+    for benchmark, readers in BENCHMARKS.items():
+        for shape in small_shapes:
+            for convention, reader in readers.items():
+                t_small = seconds(reader, small_shapes[shape])
+                t_large = seconds(reader, large_shapes[shape])
+                rows.append({
+                    "benchmark": benchmark, "convention": convention, "shape": shape,
+                    "seconds_small": t_small, "seconds_large": t_large,
+                    "ratio": t_large / max(t_small, 1e-6),
+                })
+    worst = max(rows, key=lambda r: r["ratio"])
+    result = {"small_chars": small, "large_chars": large, "linear_ratio": large / small, "rows": rows, "worst": worst}
+    ns.out.parent.mkdir(parents=True, exist_ok=True)
+    ns.out.write_text(json.dumps(result, indent=1) + "\n")
+    slowest = max(rows, key=lambda r: r["seconds_large"])
+    print(f"worst ratio {worst['ratio']:.0f} (linear = {large / small:.0f}): {worst['benchmark']} {worst['convention']} '{worst['shape']}'")
+    print(f"slowest {slowest['seconds_large']:.2f} s at {large:,} chars: {slowest['benchmark']} {slowest['convention']} '{slowest['shape']}'")
+
+
+if __name__ == "__main__":
+    main()

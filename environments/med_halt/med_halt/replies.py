@@ -1,0 +1,362 @@
+"""Reading the answer dict out of a Med-HALT reply, under three named conventions.
+
+Med-HALT prompts ask for a dict (`{'cop': ..., 'cop_index': ...}` and the like). Each
+reader is a pure function `(reply, answer_keys) -> Reading`: the fields it read and the
+set's answer value, or no answer (a format error). README, "How replies are read".
+
+- `medhal` (default): what a careful human reads. Real replies put the dict in a code
+  fence or after a `<think>` block, use Python quoting with unescaped apostrophes
+  ('it's'), run over several lines, go on with "Stop Here" and a made-up next example,
+  or are cut off mid-value. Each `{...}` span is tried as JSON, then as a Python literal
+  (`ast.literal_eval`, which runs no code), then with a tolerant key-value reading; the
+  first span holding the answer key wins (a model that invents further examples writes
+  its own answer first).
+- `authors`: the authors' own reading, `recreate` in their `evaluate.py`.
+- `strict`: exactly one dict literal with the answer key spelled as the set asks.
+
+A null (None, empty) answer value is a format error under `medhal` and `strict`; the
+authors' regex reads it as the text "null"/"None", and so does `authors`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from medhal.replies import after_leading_reasoning, after_reasoning, label_pattern, labelled, last_boxed, without_fences
+
+JSON, PYTHON, KEY_VALUE, LABEL, REGEX = "json", "python", "key-value", "label", "authors-regex"
+
+
+@dataclass(frozen=True)
+class Reading:
+    fields: dict[str, Any] = field(default_factory=dict)
+    """Every key-value pair read from the reply's dict (empty when none was read)."""
+    key: str | None = None
+    """The key the answer was found under; None: no answer (a format error)."""
+    answer: str | None = None
+    """The answer value as text; None exactly when `key` is None."""
+    method: str | None = None
+    """How the dict was read: json, python, key-value, label or authors-regex."""
+
+    def get(self, keys: tuple[str, ...]) -> Any:
+        """The first of `keys` present with a usable value (exact spelling first, then
+        ignoring case and surrounding spaces), else None."""
+        found = find_field(self.fields, keys)
+        return found[1] if found else None
+
+
+NO_ANSWER = Reading()
+
+Reader = Callable[[str | None, tuple[str, ...]], Reading]
+
+
+_PLACEHOLDER = re.compile(r"<[^<>\n]{1,60}>")
+
+
+def usable(value: Any) -> bool:
+    """A value that can be an answer: not null/None, not empty, not a container, not a
+    template placeholder echoed from the prompt ("<option text>")."""
+    if value is None or isinstance(value, (dict, list, tuple, set)):
+        return False
+    text = str(value).strip()
+    return bool(text) and not _PLACEHOLDER.fullmatch(text)
+
+
+def find_field(fields: dict[str, Any] | None, keys: tuple[str, ...]) -> tuple[str, Any] | None:
+    """The first of `keys` present with a usable value: exact key first (in the order of
+    `keys`), then ignoring case and surrounding whitespace."""
+    if not fields:
+        return None
+    for key in keys:
+        if key in fields and usable(fields[key]):
+            return key, fields[key]
+    loose = {str(k).strip().lower(): k for k in fields}
+    for key in keys:
+        original = loose.get(key.lower())
+        if original is not None and usable(fields[original]):
+            return original, fields[original]
+    return None
+
+
+def _answer(fields: dict[str, Any], keys: tuple[str, ...], method: str) -> Reading | None:
+    found = find_field(fields, keys)
+    if found is None:
+        return None
+    return Reading(fields, found[0], str(found[1]).strip(), method)
+
+
+# ------------------------------------------------------------------------------ medhal
+
+
+def span_positions(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each top-level `{...}` span in order; an unclosed last span runs to
+    the end."""
+    spans: list[tuple[int, int]] = []
+    depth, start = 0, 0
+    for match in re.finditer(r"[{}]", text):
+        if match.group() == "{":
+            if depth == 0:
+                start = match.start()
+            depth += 1
+        elif depth:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, match.end()))
+    if depth:
+        spans.append((start, len(text)))
+    return spans
+
+
+def brace_spans(text: str) -> list[str]:
+    """Top-level `{...}` spans in order; an unclosed last span runs to the end."""
+    return [text[a:b] for a, b in span_positions(text)]
+
+
+def _literal(span: str) -> tuple[dict | None, str | None]:
+    fields, method = _literal_once(span)
+    if fields is None and '\\"' in span:
+        fields, method = _literal_once(span.replace('\\"', '"'))  # JSON escaped once too often
+    return fields, method
+
+
+def _literal_once(span: str) -> tuple[dict | None, str | None]:
+    try:
+        value = json.loads(span)
+        if isinstance(value, dict):
+            return value, JSON
+    except (ValueError, RecursionError):
+        pass
+    try:
+        value = ast.literal_eval(span)
+        if isinstance(value, dict):
+            return value, PYTHON
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    return None, None
+
+
+_KEY = re.compile(
+    r"""(?:^|(?<=[{,\n]))[ \t]*(?:(?P<q>["'])(?P<qkey>[^"'\n{}]{1,60}?)(?P=q)|(?P<bkey>[A-Za-z_][\w ]{0,40}?))[ \t]*:""",
+    re.MULTILINE,
+)
+_CURLY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+_NULLS = {"null", "none", "nil", "undefined"}
+
+
+def _unquote(value: str) -> str | None:
+    value = value.strip().rstrip(",").strip()
+    if value[:1] in ('"', "'"):
+        quote = value[0]
+        value = value[1:-1] if len(value) > 1 and value.endswith(quote) else value[1:]
+    elif value.lower() in _NULLS:
+        return None  # an unquoted null/None is a missing value, not the text "null"
+    return value.strip()
+
+
+def key_values(text: str) -> dict[str, str | None]:
+    """Tolerant reading: the text between one key and the next is the first key's value."""
+    text = text.translate(_CURLY).strip()
+    if text.startswith("{"):
+        text = text[1:]
+    closing = text.rfind("}")
+    keys = list(_KEY.finditer(text))
+    fields: dict[str, str | None] = {}
+    for n, match in enumerate(keys):
+        end = keys[n + 1].start() if n + 1 < len(keys) else (closing if closing > match.end() else len(text))
+        key = (match.group("qkey") or match.group("bkey") or "").strip()
+        fields.setdefault(key, _unquote(text[match.end() : end]))
+    return fields
+
+
+def _holds_key(fields: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    """The answer key is present at all (even with a null value)."""
+    lowered = {str(k).strip().lower() for k in fields}
+    return any(k in fields or k.lower() in lowered for k in keys)
+
+
+_ANSWER_LABEL = label_pattern(("final answer", "answer", "correct answer", "correct option", "chosen option"))
+
+
+_INVENTED = re.compile(r"Stop Here|^[ \t]*Input[ \t]*:", re.MULTILINE)
+"""Where a model goes on with examples of its own (the shots end with "Stop Here" and the
+next example starts with "Input:")."""
+_ANY_LABEL_LINE = re.compile(r"[^\W\d_]\w*(?: \w+){0,2}[ \t]*[:：][ \t]+(\S.{0,300})")
+"""A reply that is one line `<label in any language>: <answer>` ("Respuesta: Desconocido")."""
+
+
+def _keyed(text: str, keys: tuple[str, ...], parse) -> Reading | None:
+    """The reading of the last `{...}` span that holds an answer key, among the spans
+    before the model starts inventing further examples (after its own answer). An echo of
+    the prompt's template comes before the answer, invented examples after it."""
+    found: list[tuple[int, Reading]] = []
+    for start, end in span_positions(text):
+        fields, method = parse(text[start:end])
+        if fields is None or not _holds_key(fields, keys):
+            continue
+        reading = _answer(fields, keys, method) or Reading(fields, None, None, method)
+        found.append((start, reading))
+    if not found:
+        return None
+    first_end = text.find("}", found[0][0])
+    invented = _INVENTED.search(text, first_end if first_end != -1 else found[0][0])
+    cut = invented.start() if invented else len(text)
+    kept = [reading for start, reading in found if start < cut] or [found[0][1]]
+    return kept[-1]
+
+
+def read_medhal(reply: str | None, keys: tuple[str, ...]) -> Reading:
+    """What a careful human reads; see the module docstring. A dict that holds the answer
+    key with a null value settles the reading as a format error: later, looser passes
+    never turn that null into text."""
+    text = after_reasoning(reply)
+    if text is None:
+        return NO_ANSWER
+    text = without_fences(text)
+    literal = _keyed(text, keys, _literal)
+    if literal is not None:
+        return literal
+    tolerant = _keyed(text, keys, lambda span: (key_values(span), KEY_VALUE))
+    if tolerant is not None:
+        return tolerant
+    first = next((Reading(f, None, None, m) for f, m in map(_literal, brace_spans(text)) if f is not None), None)
+    if first is not None:
+        return first  # a dict without the answer key: a format error, with its fields
+    fields = key_values(text)
+    if _holds_key(fields, keys):
+        return _answer(fields, keys, KEY_VALUE) or Reading(fields, None, None, KEY_VALUE)
+    value = last_boxed(text)
+    if value is None:
+        last = None
+        for last in labelled(text, _ANSWER_LABEL):
+            pass
+        value = last[1] if last is not None else None
+    if value is None and "\n" not in text.strip():
+        line = _ANY_LABEL_LINE.fullmatch(text.strip())
+        value = line.group(1) if line else None
+    if value is not None and usable(value) and value.strip().lower() not in _NULLS:
+        return Reading({keys[0]: value}, keys[0], value.strip().strip("*`'\".").strip(), LABEL)
+    return NO_ANSWER
+
+
+# ------------------------------------------------------------------------------ authors
+
+AUTHORS_READ_LIMIT = 65_536
+"""The authors' regex is read on at most this many leading characters of a reply (their
+code has no limit; longer replies exist only as runaway generations, and the bound keeps
+scoring fast; the answer dict of a well-behaved reply comes first)."""
+
+_QUOTES = "'\""
+
+
+def authors_key_values(text: str) -> list[tuple[str, str]]:
+    """`re.findall(r'''['"](.*?)['"]\\s*:\\s*['"]*(.*?)['"]*\\s*[,}]''', text)`, the
+    regex of the authors' `parse_key_values` (evaluate.py, lines 27-31), computed in one
+    right-to-left pass instead of by backtracking (which is cubic on hostile input).
+
+    For each position it precomputes whether the value part can end there (`['"]*\\s*[,}]`
+    follows) and whether a quote there can close a key (`\\s*:` follows and a value can be
+    completed before the end of its line); a match from an opening quote is then the first
+    such closing quote on the same line, exactly as the lazy `(.*?)` finds it."""
+    n = len(text)
+    # end[i]: index just past the `[,}]` that a value ending at i reaches, or -1.
+    end = [-1] * (n + 1)
+    # next_end[i]: the smallest e >= i with end[e] != -1 (n when none).
+    next_end = [n] * (n + 1)
+    # newline[i]: index of the first "\n" at or after i (n when none).
+    newline = [n] * (n + 1)
+    space_end = list(range(n + 1))
+    quote_end = list(range(n + 1))
+    for i in range(n - 1, -1, -1):
+        char = text[i]
+        newline[i] = i if char == "\n" else newline[i + 1]
+        space_end[i] = space_end[i + 1] if char.isspace() else i
+        quote_end[i] = quote_end[i + 1] if char in _QUOTES else i
+        after = space_end[quote_end[i]]
+        end[i] = after + 1 if after < n and text[after] in ",}" else -1
+        next_end[i] = i if end[i] != -1 else next_end[i + 1]
+    # closer[k]: (value start, value end, match end) when a quote at k can close a key.
+    next_closer = [n] * (n + 1)
+    closers: dict[int, tuple[int, int, int]] = {}
+    for k in range(n - 1, -1, -1):
+        next_closer[k] = next_closer[k + 1]
+        if text[k] not in _QUOTES:
+            continue
+        colon = space_end[k + 1] if k + 1 <= n else n
+        if colon >= n or text[colon] != ":":
+            continue
+        value_start = quote_end[space_end[colon + 1]]
+        value_end = next_end[value_start]
+        if value_end <= newline[value_start] and value_end < n:
+            closers[k] = (value_start, value_end, end[value_end])
+            next_closer[k] = k
+    pairs: list[tuple[str, str]] = []
+    p = 0
+    while p < n:
+        if text[p] in _QUOTES:
+            k = next_closer[p + 1]
+            if k < newline[p + 1]:
+                value_start, value_end, match_end = closers[k]
+                pairs.append((text[p + 1 : k], text[value_start:value_end]))
+                p = match_end
+                continue
+        p += 1
+    return pairs
+
+
+def read_authors(reply: str | None, keys: tuple[str, ...]) -> Reading:
+    """The authors' reading. `clean_output` (evaluate.py, lines 37-57) first calls
+    `np.isnan` on the reply text, which raises TypeError for every string, so its `except`
+    branch always runs: `recreate(reply)` on the whole raw reply (think blocks, "Stop Here"
+    and all), i.e. the regex pairs as a dict, backslashes removed from keys, later keys
+    winning. Values are always strings. Their scorer (eval_full.py) takes the first answer
+    key present (FCT, lines 39-50) or the one key of the set; a missing key is an
+    exception, left out of the counts: a format error."""
+    text = (reply or "")[:AUTHORS_READ_LIMIT]
+    fields = {key.replace("\\", ""): value for key, value in authors_key_values(text)}
+    for key in keys:
+        if key in fields:
+            return Reading(fields, key, fields[key], REGEX)
+    return Reading(fields, None, None, REGEX) if fields else NO_ANSWER
+
+
+# ------------------------------------------------------------------------------- strict
+
+STOP_HERE = "Stop Here"
+
+
+def read_strict(reply: str | None, keys: tuple[str, ...]) -> Reading:
+    """Exactly one dict literal (JSON or Python), after at most one leading reasoning
+    block and before at most one "Stop Here" (the shots end with it), holding one of the
+    set's answer keys spelled exactly, with a string or number value."""
+    text = after_leading_reasoning(reply)
+    if text is None:
+        return NO_ANSWER
+    text = text.strip()
+    if text.endswith(STOP_HERE):
+        text = text[: -len(STOP_HERE)].rstrip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return NO_ANSWER
+    fields, method = _literal_once(text)
+    if fields is None:
+        return NO_ANSWER
+    for key in keys:
+        value = fields.get(key)
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
+            return Reading(fields, key, str(value).strip(), method)
+    return Reading(fields, None, None, method)
+
+
+# ------------------------------------------------------------------------- conventions
+
+READERS: dict[str, Reader] = {"medhal": read_medhal, "authors": read_authors, "strict": read_strict}
+CONVENTIONS = tuple(READERS)
+
+
+def read_all(reply: str | None, keys: tuple[str, ...]) -> dict[str, Reading]:
+    return {name: reader(reply, keys) for name, reader in READERS.items()}
+

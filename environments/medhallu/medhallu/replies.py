@@ -1,0 +1,329 @@
+"""Reading a MedHallu verdict out of a reply, under three named conventions.
+
+The prompt asks for one digit: 0 (factual), 1 (hallucinated) or, when offered, 2 (not
+sure). How a reply is read changes the F1 a model gets, so every reply is read three
+ways and all three are recorded (README, "How replies are read"):
+
+- `medhal` (default, drives the reward): what a careful human reads.
+- `authors`: the rule of the authors' detection script, bugs included.
+- `strict`: only the exact format the prompt asks for.
+
+Each reader is a pure function `(reply, not_sure_offered) -> label | None`, where None
+is INVALID (no verdict could be read).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from medhal.replies import (
+    ANSWER_LABELS,
+    ascii_digits,
+    after_leading_reasoning,
+    answer_text,
+    label_pattern,
+    last_boxed,
+    labelled,
+    last_line,
+)
+
+FACTUAL = "factual"
+HALLUCINATED = "hallucinated"
+NOT_SURE = "not_sure"
+LABELS = (FACTUAL, HALLUCINATED)
+"""Gold classes; HALLUCINATED is the positive class of every F1."""
+DIGITS = {"0": FACTUAL, "1": HALLUCINATED, "2": NOT_SURE}
+
+Reader = Callable[[str | None, bool], str | None]
+
+
+# ------------------------------------------------------------------------------ authors
+
+
+def read_authors(reply: str | None, not_sure_offered: bool = True) -> str:
+    """The authors' rule (`Detection/detection_vllm_notsurecase.py`, lines 78-85), applied
+    as they apply it, to the stripped raw output (line 246): lower-cased, any `1`, `not`
+    or `non` reads as hallucinated; else any `not sure`, `pass`, `skip` or `2` as not sure;
+    else factual. It never gives INVALID, keeps reasoning blocks, and reads "not sure" as
+    hallucinated (the `not` test comes first). The option changes nothing in their rule."""
+    text = (reply or "").strip().lower()
+    if "1" in text or "not" in text or "non" in text:
+        return HALLUCINATED
+    if "not sure" in text or "pass" in text or "skip" in text or "2" in text:
+        return NOT_SURE
+    return FACTUAL
+
+
+# ------------------------------------------------------------------------------- strict
+
+_STRICT = re.compile(r"\s*(?:([012])|\\boxed\{\s*([012])\s*\})\s*")
+
+
+def read_strict(reply: str | None, not_sure_offered: bool) -> str | None:
+    """Only a bare digit or a boxed digit (after one leading reasoning block, a reasoning
+    model's native format); `2` only when it was offered."""
+    text = after_leading_reasoning(reply)
+    match = _STRICT.fullmatch(text) if text is not None else None
+    if match is None:
+        return None
+    label = DIGITS[match.group(1) or match.group(2)]
+    return None if label == NOT_SURE and not not_sure_offered else label
+
+
+# ------------------------------------------------------------------------------- medhal
+
+_LABEL = label_pattern((*ANSWER_LABELS, "digit", "your judgement", "your judgment", "your answer"))
+_YES_NO_LABEL = re.compile(
+    r"(?<![\w-])(hallucinat\w*|factual(?:ly correct)?|contains? hallucinations?)[ \t]*[:?=\-–][ \t]*"
+    r"\W{0,3}(yes|no|true|false)\b",
+    re.IGNORECASE,
+)
+_IS_DIGIT = re.compile(
+    r"(?:\b(?:answer|verdict|judge?ment|label|output|classification)\s+(?:would\s+be|is)|\b(?:should|must)\s+be)"
+    r"\s*:?\s*\W{0,3}([012])(?!\d|[.,]\d)",
+    re.IGNORECASE,
+)
+_ANY_LABELLED_DIGIT = re.compile(r"[^\W\d_][^\n:：]{0,30}[:：]\s*\W{0,3}([012])\W{0,3}", re.IGNORECASE)
+_LEADING_DIGIT = re.compile(r"[\s\W]{0,12}?(?<![-+−])([012])(?![\d]|[.,]\d)")
+_AMBIGUOUS_DIGITS = re.compile(r"\s*(?:or|/|and|,|\||)\s*\W{0,3}[012]\b", re.IGNORECASE)
+_BARE_DIGIT = re.compile(r"\W{0,6}(?<![-+−])([012])\W{0,6}")
+_LIST_ITEM = re.compile(r"[.)]\s*\S")
+
+_SENTENCE = re.compile(r"[^.!?;\n]+")
+_WORD = re.compile(r"[a-z]+(?:['’][a-z]+)?|-")
+_HALLUCINATION_TERM = re.compile(r"hallucinat\w*|fabricat\w*|nonfactual")
+_COPULAS = {"is", "was", "are", "be", "been", "seems", "appears", "remains", "sounds", "looks", "being"}
+_NEGATED_COPULAS = {"isn't", "wasn't", "aren't", "isnt", "wasnt", "isn’t", "wasn’t", "aren’t"}
+_SUBJECTS = {"answer", "it", "this", "that", "response", "statement", "claim", "information", "reply", "option"}
+_SPEAKERS = {"i", "we", "you", "i'm", "i’m"}
+_FACTUAL_ADJECTIVES = {"factual", "accurate", "correct", "true", "supported"}
+_HALLUCINATED_ADJECTIVES = {"inaccurate", "incorrect", "false", "wrong", "untrue", "unsupported"}
+_NEGATIONS = {"no", "not", "never", "without", "nothing", "none", "neither", "nor", "cannot", "non", "free"}
+_HEDGES = {"might", "may", "could", "possibly", "perhaps", "probably", "likely", "whether", "if", "would", "unlikely"}
+_CONCLUSION = re.compile(
+    r"\b(?:therefore|thus|hence|so|consequently|overall|in conclusion|in summary|to summari[sz]e|"
+    r"final(?:ly)?|conclusion|in short|all in all)\b"
+)
+_DEFINITION = re.compile(
+    r"[012]\s*['\"`)]?\s*(?:=|:|means|for|-|–)\s*['\"`(]?\s*(?:factual|hallucinat|not sure)|"
+    r"(?:factual|hallucinat\w*|not sure)['\"`]?\s*(?:=|:)\s*['\"`]?[012]"
+)
+"""The prompt's own key, echoed ("0 = factual, 1 = hallucinated"): a definition, not a verdict."""
+_ABSTENTION = re.compile(
+    r"\bnot\s+(?:entirely\s+|completely\s+|really\s+|quite\s+|fully\s+)?(?:sure|certain)\b|\bunsure\b|"
+    r"\buncertain\b|\bi\s+(?:do\s+not|don['’]?t|dont)\s+know\b|\bcannot\s+(?:be\s+)?determined?\b|"
+    r"\bcan['’]?t\s+(?:tell|determine|be\s+determined|say)\b|\bunable\s+to\s+(?:determine|tell|say)\b|"
+    r"\b(?:insufficient|not\s+enough)\s+(?:information|evidence)\b"
+)
+_CONDITIONAL = re.compile(r"\b(?:if|when|whenever|unless|whether)\b[^.!?;\n]{0,40}$|\byou\s+(?:are|feel)\s+$")
+_WHOLE_ABSTENTION = re.compile(r"\W*(?:pass|skip)\W*", re.IGNORECASE)
+_LABELS_READ = 50
+"""Labelled answers read, from the last one back: the final answer is near the end, and a
+reply of thousands of labels (a runaway generation) must not cost thousands of readings."""
+_NEGATION_WINDOW = 3
+"""Words a negation may stand before the hallucination word it negates ("does not contain
+any hallucinations")."""
+
+
+@dataclass(frozen=True)
+class _Mention:
+    label: str
+    hedged: bool
+    concluding: bool
+
+
+def _flip(label: str) -> str:
+    return FACTUAL if label == HALLUCINATED else HALLUCINATED
+
+
+def _negates(word: str) -> bool:
+    return word in _NEGATIONS or word.endswith(("n't", "n’t"))
+
+
+def _adjective_mention(words: list[str], i: int) -> tuple[str, bool] | None:
+    """(label, negated) for an adjective verdict ("the answer is not correct"), or None
+    when the adjective is not said of the answer: it needs a copula shortly before it with
+    the answer (it, this, the response, ...) as its subject, and not the speaker ("I could
+    be wrong"). A whole sentence of one or two words ("Factual.", "Non-factual") is a
+    verdict by itself."""
+    word = words[i]
+    label = FACTUAL if word in _FACTUAL_ADJECTIVES else HALLUCINATED
+    if word == "factual" and words[max(0, i - 2) : i] == ["non", "-"]:
+        return HALLUCINATED, False
+    if sum(w != "-" for w in words) <= 2:
+        return label, any(_negates(w) for w in words[:i])
+    copula = next((j for j in range(i - 1, max(-1, i - 4), -1) if words[j] in _COPULAS or words[j] in _NEGATED_COPULAS), None)
+    if copula is None:
+        return None
+    subject = words[max(0, copula - 4) : copula]
+    if not _SUBJECTS.intersection(subject) or _SPEAKERS.intersection(subject[-2:]):
+        return None
+    negated = words[copula] in _NEGATED_COPULAS or any(_negates(w) for w in words[copula + 1 : i])
+    return label, negated
+
+
+def _mentions(text: str) -> list[_Mention]:
+    """Verdict statements, sentence by sentence. A hallucination word counts wherever it
+    stands, flipped by a negation up to three words before it ("no hallucination
+    detected"); an adjective only when said of the answer (`_adjective_mention`). A hedge
+    (might, probably, whether, ...) marks a statement as weaker than a definite one.
+    Sentences that echo the prompt's key ("1 = hallucinated") say nothing."""
+    found: list[_Mention] = []
+    for sentence in _SENTENCE.finditer(text.lower()):
+        if _DEFINITION.search(sentence.group()):
+            continue
+        words = _WORD.findall(sentence.group())
+        concluding = _CONCLUSION.search(sentence.group()) is not None
+        for i, word in enumerate(words):
+            if _HALLUCINATION_TERM.fullmatch(word):
+                window = words[max(0, i - _NEGATION_WINDOW - 1) : i]
+                negated = any(
+                    _negates(w)
+                    for j, w in enumerate(window)
+                    if not (w == "not" and j + 1 < len(window) and window[j + 1] in ("sure", "certain"))
+                )
+                label = _flip(HALLUCINATED) if negated else HALLUCINATED
+            elif word in _FACTUAL_ADJECTIVES or word in _HALLUCINATED_ADJECTIVES:
+                reading = _adjective_mention(words, i)
+                if reading is None:
+                    continue
+                label = _flip(reading[0]) if reading[1] else reading[0]
+            else:
+                continue
+            hedged = bool(_HEDGES.intersection(words[max(0, i - 6) : i]))
+            found.append(_Mention(label, hedged, concluding))
+    return found
+
+
+def _abstains(text: str) -> bool:
+    """An abstention said by the model, not a conditional ("if you are unsure, ...")."""
+    for match in _ABSTENTION.finditer(text):
+        if not _CONDITIONAL.search(text[max(0, match.start() - 40) : match.start()]):
+            return True
+    return False
+
+
+def _words_verdict(text: str) -> str | None:
+    """Definite statements decide (conflicting ones only through a concluding sentence);
+    then an abstention; then hedged statements."""
+    mentions = _mentions(text)
+    definite = [m for m in mentions if not m.hedged]
+    if definite:
+        labels = {m.label for m in definite}
+        if len(labels) == 1:
+            return labels.pop()
+        concluding = [m for m in definite if m.concluding]
+        return concluding[-1].label if concluding else None
+    if _abstains(text.lower()):
+        return NOT_SURE
+    labels = {m.label for m in mentions}
+    return labels.pop() if len(labels) == 1 else None
+
+
+def _is_numbered_list(text: str, match: re.Match[str]) -> bool:
+    """`1. The question asks ...` followed by a `2.` item is reasoning, not a verdict."""
+    if not _LIST_ITEM.match(text, match.end()):
+        return False
+    following = str(int(match.group(1)) + 1)
+    return re.search(rf"(?:^|\s){following}[.)]\s+\S", text[match.end() :]) is not None
+
+
+def _leading_verdict(text: str) -> str | None | bool:
+    """The verdict a reply opens with, None for an ambiguous "0 or 1", False when the
+    reply does not open with a verdict digit."""
+    match = _LEADING_DIGIT.match(text)
+    if match is None or any(c.isalnum() for c in text[: match.start(1)]):
+        return False
+    if _AMBIGUOUS_DIGITS.match(text, match.end()):
+        return None
+    if _is_numbered_list(text, match):
+        return False
+    return DIGITS[match.group(1)]
+
+
+def _phrase_verdict(phrase: str) -> str | None:
+    """A short answer (a boxed or labelled value): a digit first, else words."""
+    if _WHOLE_ABSTENTION.fullmatch(phrase):
+        return NOT_SURE
+    leading = _leading_verdict(phrase)
+    if leading is not False:
+        return leading
+    return _words_verdict(phrase)
+
+
+def _labelled(text: str) -> tuple[int, str | None] | None:
+    """(position, verdict) of the last labelled answer: a general label, a yes/no label
+    about hallucination, or a last line `<any label>: <digit>` (any language)."""
+    candidates: list[tuple[int, str | None]] = []
+    labels = list(labelled(text, _LABEL))
+    for start, value in reversed(labels[-_LABELS_READ:]):
+        verdict = _phrase_verdict(value)
+        if verdict is not None:
+            candidates.append((start, verdict))
+            break
+    is_digit = None
+    for is_digit in _IS_DIGIT.finditer(text):
+        pass
+    if is_digit is not None:
+        candidates.append((is_digit.start(), DIGITS[is_digit.group(1)]))
+    yes_no = None
+    for yes_no in _YES_NO_LABEL.finditer(text):
+        pass
+    if yes_no is not None:
+        about_hallucination = yes_no.group(1).lower().startswith(("hallucinat", "contain"))
+        positive = yes_no.group(2).lower() in ("yes", "true")
+        label = HALLUCINATED if positive == about_hallucination else FACTUAL
+        candidates.append((yes_no.start(), label))
+    line = last_line(text)
+    generic = _ANY_LABELLED_DIGIT.fullmatch(line)
+    if generic is not None:
+        candidates.append((len(text) - len(line), DIGITS[generic.group(1)]))
+    if not candidates:
+        return None
+    return max(candidates, key=lambda c: c[0])
+
+
+def read_medhal(reply: str | None, not_sure_offered: bool) -> str | None:
+    """What a careful human reads (README, "How replies are read"), in this order: the last
+    `\\boxed{}`; the last labelled answer; a reply that opens (or ends) with a verdict
+    digit; verdict words with negation scope; an abstention. Not-sure readings count only
+    when the option was offered."""
+    text = answer_text(reply)
+    if text is None:
+        return None
+    label = _read(ascii_digits(text).strip())
+    return None if label == NOT_SURE and not not_sure_offered else label
+
+
+def _read(text: str) -> str | None:
+    if not text:
+        return None
+    boxed = last_boxed(text)
+    if boxed is not None:
+        return _phrase_verdict(boxed)
+    labelled = _labelled(text)
+    if labelled is not None and labelled[1] is not None:
+        return labelled[1]
+    if _WHOLE_ABSTENTION.fullmatch(text):
+        return NOT_SURE
+    leading = _leading_verdict(text)
+    if leading is not False:
+        return leading
+    closing = _BARE_DIGIT.fullmatch(last_line(text))
+    if closing is not None:
+        return DIGITS[closing.group(1)]
+    return _words_verdict(text)
+
+
+# ------------------------------------------------------------------------- conventions
+
+READERS: dict[str, Reader] = {"medhal": read_medhal, "authors": read_authors, "strict": read_strict}
+"""Every convention by name; the first is the default."""
+CONVENTIONS = tuple(READERS)
+
+
+def read_all(reply: str | None, not_sure_offered: bool) -> dict[str, str | None]:
+    """The reading under every convention."""
+    return {name: reader(reply, not_sure_offered) for name, reader in READERS.items()}

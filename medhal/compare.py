@@ -1,0 +1,135 @@
+"""Comparing runs: is a difference real, and are the runs comparable at all?
+
+Runs of one benchmark over the same tasks (same environment version, same data, same
+task ids) are compared PAIRED: for each headline statistic, the difference to the first
+run with a cluster bootstrap interval that resamples the same clusters for both runs
+(what the runs share cancels, so the interval is much narrower than for independent
+runs), and for accuracy an exact McNemar test on the items where exactly one run is
+right. Runs over different tasks are compared unpaired (independent draws), and the
+table says so. Runs whose environment version, reading convention, prompt assets,
+dataset revision or sampling differ are flagged: their difference is partly the code's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from medhal import metrics as m
+from medhal.report import Run, code_versions, _statistics
+from medhal.replies import CONVENTIONS
+
+COMPARED_FIELDS = ("environment_version", "convention", "prompt", "dataset", "sampling")
+"""What must agree for two runs to measure the same thing."""
+
+
+def _prompt_and_data(report: Mapping[str, Any]) -> tuple[str, str]:
+    data = report.get("provenance", {}).get("data")
+    records = data if isinstance(data, list) else list(data.values()) if isinstance(data, dict) and "code" not in data else [data]
+    prompts, datasets = [], []
+    for record in records:
+        if not isinstance(record, dict):
+            continue
+        prompts.append(repr({k: record.get(k) for k in ("prompt", "prompt_assets", "prompt_version", "num_shots", "shot_seed")}))
+        datasets.append(repr({k: record.get(k) for k in ("dataset", "config", "revision", "sha256", "test_set")}))
+    return "|".join(sorted(prompts)), "|".join(sorted(datasets))
+
+
+def identity(report: Mapping[str, Any]) -> dict[str, str]:
+    """The values of `COMPARED_FIELDS` for one report."""
+    code = code_versions(report)
+    prompt, dataset = _prompt_and_data(report)
+    return {
+        "environment_version": str(code.get("environment_version", "unknown")),
+        "convention": str(report.get("convention")),
+        "prompt": prompt,
+        "dataset": dataset,
+        "sampling": repr(report.get("provenance", {}).get("sampling")),
+    }
+
+
+def mismatches(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """For each report, the compared fields in which it differs from the first."""
+    first = identity(reports[0])
+    return [[k for k, v in identity(r).items() if v != first[k]] for r in reports]
+
+
+def _own_columns(run: Run) -> tuple[int, int]:
+    """(start, width) of the run's own-convention columns in its item rows."""
+    return len(CONVENTIONS), len(run.spec.columns.names)
+
+
+def compare_runs(runs: Sequence[Run], reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The comparison of each run with the first, per benchmark (runs of different
+    benchmarks are not compared)."""
+    base_run, base = runs[0], reports[0]
+    spec = base_run.spec
+    statistics = _statistics(spec)
+    headline = [name for name in ("accuracy", *spec.headline) if name in statistics]
+    headline = list(dict.fromkeys(headline))
+    rows = []
+    flags = mismatches(reports)
+    for i, (run, report) in enumerate(zip(runs, reports)):
+        row: dict[str, Any] = {
+            "run": report["source"],
+            "models": report["provenance"].get("models"),
+            "n": report["n"],
+            "convention": report["convention"],
+            "figures": {name: report["conventions"][report["convention"]].get(name) for name in headline},
+            "intervals": {name: report["conventions"][report["convention"]].get(f"{name}_ci") for name in headline},
+            "differs_in": flags[i],
+        }
+        if i > 0:
+            row.update(_difference(base_run, run, headline, statistics))
+            row["difference"] = {
+                name: (row["figures"][name] - rows[0]["figures"][name])
+                if row["figures"][name] is not None and rows[0]["figures"][name] is not None
+                else None
+                for name in headline
+            }
+        rows.append(row)
+    return {"benchmark": spec.benchmark, "title": spec.title, "headline": headline, "runs": rows}
+
+
+def _difference(a: Run, b: Run, names: list[str], statistics: Mapping[str, m.Statistic]) -> dict[str, Any]:
+    if a.items is None or b.items is None:
+        raise ValueError("runs were read without their items; read them with keep_items=True to compare")
+    start, width = _own_columns(a)
+    own = {name: (lambda s: lambda t: s(t[:, start : start + width]))(statistics[name]) for name in names}
+    try:
+        pairing = m.pair_runs(a.items, b.items)
+    except ValueError as e:
+        table_a, table_b = _cluster_table(a), _cluster_table(b)
+        intervals = {
+            name: m.unpaired_difference_ci(table_a, table_b, stat) for name, stat in own.items()
+        }
+        return {"paired": False, "why_unpaired": str(e), "difference_ci": _lists(intervals), "mcnemar": None}
+    sums_a, sums_b = pairing.cluster_sums()
+    intervals = m.paired_difference_cis(sums_a, sums_b, own)
+    convention = CONVENTIONS.index(a.convention or "medhal")
+    b_count, c_count = pairing.discordant(convention)
+    return {
+        "paired": True,
+        "difference_ci": _lists(intervals),
+        "mcnemar": {"right_only_in_first": b_count, "right_only_in_this": c_count, "p_value": m.mcnemar_exact(b_count, c_count)},
+    }
+
+
+def _cluster_table(run: Run) -> np.ndarray:
+    """Per-cluster sums of a run's item rows (for unpaired draws)."""
+    assert run.items is not None
+    items, codes, rows = run.items._sorted()
+    labels = codes.copy()
+    loose = labels < 0
+    if loose.any():
+        labels[loose] = codes.max(initial=-1) + 1 + np.arange(int(loose.sum()))
+    _, dense = np.unique(labels, return_inverse=True)
+    out = np.zeros((int(dense.max(initial=-1)) + 1, rows.shape[1]))
+    np.add.at(out, dense.ravel(), rows)
+    return out
+
+
+def _lists(intervals: Mapping[str, tuple[float, float]]) -> dict[str, list[float]]:
+    return {name: [lo, hi] for name, (lo, hi) in intervals.items()}

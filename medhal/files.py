@@ -1,0 +1,234 @@
+"""Reading untrusted files and writing output files safely.
+
+Writing: every output (traces.jsonl, report.json/md, plots) goes to a temporary file in
+the same directory and is renamed over the target only when it is complete, so a failure
+half-way never leaves a 0-byte or partial file beside (or instead of) a good old one.
+`os.replace` within one directory is atomic on POSIX and Windows.
+
+Reading: `decode_utf8` and `loads_json` turn the ways a hostile or broken file fails
+(bytes that are not UTF-8, a UTF-16 file, JSON nested 100,000 levels deep, an integer of
+5,000 digits, duplicate keys, lone surrogates) into one-line messages the callers prefix
+with file and line, instead of UnicodeDecodeError, RecursionError or int() ValueErrors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+MAX_INT_DIGITS = 1000
+"""Longest integer literal read as a number. Python refuses to convert more than 4,300
+digits (a CPU-time guard); nothing in our files needs more than 20."""
+
+UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_UTF32_BOMS = (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")
+
+
+# ---------------------------------------------------------------------------- writing
+
+
+def _temp_path(path: Path) -> Path:
+    return path.with_name(f"{path.name}.tmp-{secrets.token_hex(6)}")
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | Path, mode: str = "w", encoding: str = "utf-8") -> Iterator[IO[Any]]:
+    """Open `path.tmp-<random>` for writing; on a clean exit flush, fsync and rename it to
+    `path`; on an exception remove it and leave `path` as it was.
+
+    `mode` is "w" (text, `encoding`) or "wb" (bytes)."""
+    if mode not in ("w", "wt", "wb"):
+        raise ValueError(f"atomic_open writes whole files: mode must be 'w' or 'wb', not {mode!r}")
+    path = Path(path)
+    tmp = _temp_path(path)
+    binary = "b" in mode
+    # "x": never write into a file that already exists under the temporary name.
+    f = open(tmp, "xb" if binary else "x", **({} if binary else {"encoding": encoding, "newline": ""}))
+    try:
+        yield f
+        f.flush()
+        os.fsync(f.fileno())
+        f.close()
+        os.replace(tmp, path)
+    except BaseException:
+        f.close()
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str, encoding: str = "utf-8") -> Path:
+    """Write `text` to `path` all or nothing (see `atomic_open`)."""
+    with atomic_open(path, "w", encoding=encoding) as f:
+        f.write(text)
+    return Path(path)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    with atomic_open(path, "wb") as f:
+        f.write(data)
+    return Path(path)
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+class UnreadableText(ValueError):
+    """Bytes or text that cannot be read as a file's content; the message says what is
+    wrong and what was expected, but not the file: callers add it, with `line` and
+    `column` (1-based, within the text given) when the failure has a position."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+def encoding_problem(data: bytes) -> str | None:
+    """The start of a file in UTF-16/32 (a byte-order mark, or NUL bytes among the first
+    four, which UTF-8 text never has) -> a sentence naming the encoding; else None."""
+    if data.startswith(_UTF32_BOMS):
+        return "the file is UTF-32 encoded (byte-order mark at byte offset 0); expected UTF-8"
+    if data.startswith(_UTF16_BOMS):
+        return "the file is UTF-16 encoded (byte-order mark at byte offset 0); expected UTF-8"
+    if b"\x00" in data[:4]:
+        return "the file looks UTF-16 or UTF-32 encoded (NUL bytes at the start, line 1); expected UTF-8"
+    return None
+
+
+def decode_utf8(data: bytes, first_line: int = 1, offset: int = 0) -> str:
+    """Strict UTF-8 decoding of (a part of) a file. On failure the message names the byte
+    offset in the file and the line; `first_line` and `offset` say where `data` starts."""
+    problem = encoding_problem(data) if offset == 0 else None
+    if problem:
+        raise UnreadableText(problem, first_line)
+    nul = data.find(b"\x00", 0, 4)
+    if nul >= 0:
+        raise UnreadableText(
+            f"NUL byte at byte offset {offset + nul} (line {first_line}): UTF-16 text or binary data; expected UTF-8",
+            first_line,
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = first_line + data.count(b"\n", 0, e.start)
+        bad = data[e.start : e.start + 1].hex()
+        raise UnreadableText(
+            f"not UTF-8 text: byte 0x{bad} at byte offset {offset + e.start} (line {line}); expected UTF-8", line
+        ) from None
+
+
+def strip_utf8_bom(data: bytes) -> bytes:
+    return data[len(UTF8_BOM) :] if data.startswith(UTF8_BOM) else data
+
+
+class LongNumber:
+    """An integer literal too long to convert, kept as a marker so validation can name the
+    field that holds it (JSON readers turn such literals into this instead of failing)."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"<a number with {self.digits} digits>"
+
+
+def _parse_int(text: str) -> int | LongNumber:
+    return int(text) if len(text) <= MAX_INT_DIGITS else LongNumber(len(text.lstrip("-")))
+
+
+class DuplicateKeys:
+    """`object_pairs_hook` that builds dicts (last value wins, as json does) and remembers
+    the keys that appeared more than once, in order."""
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen and key not in self.keys:
+                    self.keys.append(key)
+                seen.add(key)
+        return out
+
+
+def loads_json(text: str | bytes, duplicates: DuplicateKeys | None = None) -> Any:
+    """`json.loads` for untrusted text: integers over `MAX_INT_DIGITS` digits become
+    `LongNumber`, too-deep nesting and bad JSON raise `UnreadableText` with line and column.
+    `duplicates`, when given, collects repeated object keys."""
+    try:
+        return json.loads(
+            text, parse_int=_parse_int, object_pairs_hook=duplicates if duplicates is not None else None
+        )
+    except json.JSONDecodeError as e:
+        position = f"line {e.lineno} column {e.colno}" if e.lineno > 1 else f"column {e.colno}"
+        where = position if e.msg.endswith(" at") else f"at {position}"
+        raise UnreadableText(f"not valid JSON ({e.msg} {where})", e.lineno, e.colno) from None
+    except RecursionError:
+        raise UnreadableText("JSON nested too deeply to read (hundreds of levels of [ or {)") from None
+
+
+def first_deep_line(text: str, limit: int) -> int | None:
+    """The line on which bracket nesting first exceeds `limit` (strings skipped), or None.
+    Linear in the text: one regex pass over strings and brackets."""
+    import re
+
+    depth = 0
+    for match in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return text.count("\n", 0, match.start()) + 1
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def text_problem(value: str) -> str | None:
+    """Why `value` cannot be written as UTF-8 (a lone surrogate, e.g. from JSON "\\ud800"),
+    or None."""
+    if value.isascii():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return f"holds a character that is not valid Unicode text (lone surrogate U+{ord(value[e.start]):04X} at character {e.start + 1})"
+    return None
+
+
+def value_problem(value: Any, max_depth: int) -> tuple[str, str] | None:
+    """Walk a decoded JSON value (iteratively: no recursion) and return (path, problem) for
+    the first string that cannot be encoded as UTF-8, integer too long to use, or nesting
+    deeper than `max_depth`; None when all is well. `path` is like `[2].name` (relative)."""
+    stack: list[tuple[str, Any, int]] = [("", value, 0)]
+    while stack:
+        path, item, depth = stack.pop()
+        if isinstance(item, str):
+            problem = text_problem(item)
+            if problem:
+                return path, problem
+        elif isinstance(item, LongNumber):
+            return path, f"is a number with {item.digits} digits (at most {MAX_INT_DIGITS} are read)"
+        elif isinstance(item, (dict, list)):
+            if depth >= max_depth:
+                return path, f"is nested more than {max_depth} levels deep"
+            if isinstance(item, dict):
+                for key, child in reversed(list(item.items())):
+                    if isinstance(key, str) and text_problem(key):
+                        return path, f"has a key that {text_problem(key)}"
+                    stack.append((f"{path}.{key}" if path else str(key), child, depth + 1))
+            else:
+                for i in range(len(item) - 1, -1, -1):
+                    stack.append((f"{path}[{i}]", item[i], depth + 1))
+    return None

@@ -1,0 +1,561 @@
+"""report.html and comparison.html: one self-contained page per report and per comparison.
+
+Why a page at all when report.md exists: a reader who opens a run's folder wants the
+figures, their intervals and the warnings at a glance, with the plots beside the tables
+they illustrate, in a file that can be mailed, archived or printed as it is. So the page
+holds everything itself: inline CSS, plots embedded as PNG data URIs, no script, no link,
+no font or image fetched from anywhere (a Content-Security-Policy in the page forbids it
+even to a browser that would try). It holds what report.md holds, in the same order:
+completeness and demo warnings, the headline figures under every reading convention,
+published figures beside the run's, the breakdowns, unreadable replies, errors, notes,
+and the provenance (folded away on screen, printed in full).
+
+Every text that comes from a run (replies, error messages, group values, model names,
+paths) is untrusted: it is escaped once, here, on its way into the page, and control
+characters and lone surrogates are made visible instead of passed through.
+
+Light on purpose: the standard library only (no matplotlib, no numpy, no verifiers); the
+plots arrive as bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from typing import Any
+
+from medhal.replies import CONVENTIONS
+
+READING_NOTES = {
+    "medhal": "what a careful human reads",
+    "authors": "the benchmark authors' published parsing, rule for rule",
+    "strict": "only the exact format the prompt asks for",
+}
+"""One line per reading convention, shown under the headline table."""
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+"""Nothing may load or run: styles only inline, images only from data: URIs."""
+
+STYLE = """
+:root{color-scheme:light;--ink:#1b1b1b;--muted:#5f6368;--line:#d0d4d9;--head:#f1f3f5;
+--alert:#b3261e;--alert-bg:#fdecea;--warn:#9a5b00;--warn-bg:#fff4e0;--ok:#1e6b34;--ok-bg:#eaf5ec;--own:#eef4ff}
+*{box-sizing:border-box}
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;
+color:var(--ink);background:#fff;margin:2rem auto;max-width:76rem;padding:0 1.25rem}
+h1{font-size:1.6rem;margin:0 0 .25rem}
+h2{font-size:1.2rem;margin:2.2rem 0 .6rem;padding-bottom:.2rem;border-bottom:1px solid var(--line)}
+.meta{color:var(--muted);margin:.1rem 0}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:.85em}
+code{background:#f6f8fa;padding:0 .25rem;border-radius:3px;overflow-wrap:anywhere}
+pre{background:#f6f8fa;padding:.75rem;white-space:pre-wrap;overflow-wrap:anywhere;border-radius:4px}
+.banner{padding:.6rem 1rem;margin:.8rem 0;border-left:6px solid;border-radius:3px}
+.banner p{margin:.2rem 0}.banner ul{margin:.3rem 0 .2rem 1.2rem;padding:0}
+.alert{border-color:var(--alert);background:var(--alert-bg);color:#5c0f0b;font-size:1.05rem}
+.alert strong{color:var(--alert)}
+.warn{border-color:var(--warn);background:var(--warn-bg)}
+.ok{border-color:var(--ok);background:var(--ok-bg);color:var(--ok)}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:.4rem 0 1rem;font-variant-numeric:tabular-nums}
+caption{caption-side:top;text-align:left;color:var(--muted);font-size:.9rem;padding:.2rem 0}
+th,td{border:1px solid var(--line);padding:.3rem .6rem;text-align:left;vertical-align:top}
+thead th{background:var(--head);font-weight:600}
+td.num{text-align:right;white-space:nowrap}
+.ci{color:var(--muted);font-size:.88em;white-space:nowrap}
+.own{background:var(--own)}th.own{background:#dce8ff}
+.diag{font-weight:700;background:#eaf5ec}
+.inside{color:var(--ok);font-weight:600}.outside{color:var(--alert);font-weight:600}
+.sig{font-weight:700}.delta{display:block;font-size:.88em;color:var(--muted)}.delta.sig{color:var(--ink)}
+tr.differs td{background:var(--warn-bg)}.flag{color:var(--warn);font-weight:700}
+figure{margin:.5rem 0 1.5rem}figure img{max-width:100%;height:auto;border:1px solid var(--line)}
+figcaption{color:var(--muted);font-size:.9rem}
+.legend{color:var(--muted);font-size:.9rem;margin:.2rem 0 1rem}
+details{margin:1rem 0}summary{cursor:pointer;font-weight:600}
+.print-only{display:none}
+footer{margin-top:3rem;color:var(--muted);font-size:.8rem;border-top:1px solid var(--line);padding-top:.5rem}
+@page{margin:14mm}
+@media print{
+body{margin:0;max-width:none;padding:0;font-size:10pt}
+h2{break-after:avoid;page-break-after:avoid}
+tr,figure,.banner{break-inside:avoid;page-break-inside:avoid}
+thead{display:table-header-group}
+.scroll{overflow:visible}
+figure img{max-height:11cm;width:auto}
+.banner,.own,.diag,tr.differs td,thead th{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+details.screen-only{display:none}.print-only{display:block}
+}
+"""
+
+
+# ------------------------------------------------------------------------------ text
+
+
+class Markup(str):
+    """HTML that is already safe (built here from escaped parts); `table` inserts it as is."""
+
+    numeric = False
+
+
+class Figure(Markup):
+    """A number (with its interval) as markup: right-aligned in a table."""
+
+    numeric = True
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)]}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean(text: str) -> str:
+    """Untrusted text made printable: control characters shown as \\xNN (HTML forbids most of
+    them, and they would hide what a reply really held), lone surrogates (which JSON
+    allows and UTF-8 cannot encode) as U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text.translate(_CONTROL))
+
+
+def esc(value: Any) -> str:
+    """Any value as escaped, cleaned text."""
+    return escape(clean(str(value)), quote=True)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_interval(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and len(value) == 2 and all(_is_number(v) for v in value)
+
+
+def text(value: Any) -> str:
+    """A report value as plain text (floats to 3 decimals, intervals as [lo, hi], None as
+    a dash). Unlike report.md's `fmt`, nothing is escaped for Markdown."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}" if math.isfinite(value) else str(value)
+    if _is_interval(value):
+        return f"[{text(float(value[0]))}, {text(float(value[1]))}]"
+    if value is None:
+        return "–"
+    return str(value)
+
+
+def figure_cell(value: Any, interval: Any = None) -> Figure:
+    """A figure with its interval in smaller type beside it."""
+    shown = esc(text(value))
+    if _is_interval(interval):
+        return Figure(f'{shown} <span class="ci">{esc(text(interval))}</span>')
+    return Figure(shown)
+
+
+def code(value: Any) -> Markup:
+    return Markup(f"<code>{esc(value)}</code>")
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "x"
+
+
+# ----------------------------------------------------------------------------- blocks
+
+
+def _cell(value: Any, css: str = "") -> str:
+    classes = [css] if css else []
+    if isinstance(value, Markup):
+        body = str(value)
+        if value.numeric:
+            classes.append("num")
+    else:
+        body = esc(text(value))
+        if _is_number(value) or _is_interval(value):
+            classes.append("num")
+    attr = f' class="{" ".join(classes)}"' if classes else ""
+    return f"<td{attr}>{body}</td>"
+
+
+def table(
+    header: Sequence[Any],
+    rows: Iterable[Sequence[Any]],
+    caption: str | None = None,
+    *,
+    name: str | None = None,
+    column_classes: Mapping[int, str] | None = None,
+    row_classes: Sequence[str] | None = None,
+) -> str:
+    """A table; cells that are `Markup` go in as they are, everything else is escaped.
+    `name` becomes data-table (what tests and stylesheets find a table by)."""
+    column_classes = column_classes or {}
+    head = "".join(
+        f'<th scope="col"{_class_attr(column_classes.get(i, ""))}>'
+        f"{h if isinstance(h, Markup) else esc(h)}</th>"
+        for i, h in enumerate(header)
+    )
+    body = []
+    for r, row in enumerate(rows):
+        css = row_classes[r] if row_classes and r < len(row_classes) else ""
+        cells = "".join(_cell(v, column_classes.get(i, "")) for i, v in enumerate(row))
+        body.append(f"<tr{_class_attr(css)}>{cells}</tr>")
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    data = f' data-table="{esc(name)}"' if name else ""
+    return f'<div class="scroll"><table{data}>{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def _class_attr(css: str) -> str:
+    return f' class="{esc(css)}"' if css else ""
+
+
+def section(key: str, title: str, *content: str) -> str:
+    return f'<section id="{esc(_slug(key))}"><h2>{esc(title)}</h2>{"".join(content)}</section>'
+
+
+def plot(name: str, data: bytes, caption: str) -> str:
+    """A PNG embedded as a data URI (only PNG: the bytes are checked, never trusted by name)."""
+    if not isinstance(data, (bytes, bytearray)) or not bytes(data).startswith(PNG_SIGNATURE):
+        raise ValueError(f"plot {name!r} is not a PNG image")
+    encoded = base64.b64encode(bytes(data)).decode("ascii")
+    return (
+        f'<figure data-plot="{esc(name)}"><img alt="{esc(caption)}" src="data:image/png;base64,{encoded}">'
+        f"<figcaption>{esc(caption)}</figcaption></figure>"
+    )
+
+
+def page(title: str, body: str) -> str:
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>{body}"
+        "<footer>Written by medhal. This page is self-contained: no scripts, nothing loaded from "
+        "elsewhere.</footer></body></html>\n"
+    )
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def completeness_problems(report: Mapping[str, Any]) -> list[str]:
+    """Why a run is not whole, one phrase each (the same checks as report.md's warning)."""
+    problems = []
+    if report.get("n_expected") is None:
+        problems.append("the traces do not record how many tasks the run selected (an older run?)")
+    elif report.get("n_missing"):
+        missing = report.get("missing_idx") or []
+        shown = f" (first: {', '.join(map(str, missing))})" if missing else ""
+        problems.append(f"{report['n_missing']} of {report['n_expected']} tasks have no trace{shown}")
+    if report.get("n_duplicates"):
+        problems.append(f"{report['n_duplicates']} traces repeat a task id already seen (duplicated lines?)")
+    if report.get("mixed_provenance"):
+        problems.append("the traces disagree on provenance (dataset, options or code changed between runs/resumes)")
+    return problems
+
+
+def banners(report: Mapping[str, Any]) -> str:
+    """The warnings a reader must see before any figure."""
+    parts = []
+    if report.get("demo_prompts"):
+        parts.append(
+            '<div class="banner alert" data-banner="demo-prompts"><p><strong>Demo prompts.</strong> Prompts '
+            "written by medhal stood in for the benchmark's own: these figures are a pipeline check, not "
+            "benchmark results.</p></div>"
+        )
+    problems = completeness_problems(report)
+    if problems:
+        items = "".join(f"<li>{esc(p)}</li>" for p in problems)
+        parts.append(
+            '<div class="banner alert" data-banner="incomplete"><p><strong>Incomplete run.</strong> Figures '
+            f"below cover only what is there.</p><ul>{items}</ul></div>"
+        )
+    else:
+        parts.append(
+            f'<p class="banner ok" data-banner="complete">Complete: {esc(report["n"])} of '
+            f"{esc(report['n_expected'])} tasks, each once, one provenance.</p>"
+        )
+    if report.get("n_errors"):
+        share = report["n_errors"] / report["n"] if report.get("n") else 0.0
+        parts.append(
+            f'<p class="banner warn" data-banner="errors">{esc(report["n_errors"])} of {esc(report["n"])} '
+            f"rollouts failed ({share:.1%}); they count as wrong in every figure (see Errored rollouts).</p>"
+        )
+    return "".join(parts)
+
+
+def _models(report: Mapping[str, Any]) -> str:
+    models = report.get("provenance", {}).get("models") or {}
+    return ", ".join(f"{name} ({count})" if len(models) > 1 else str(name) for name, count in models.items())
+
+
+def summary_table(report: Mapping[str, Any]) -> str:
+    """report.md's summary; values left-aligned (the column mixes words and numbers)."""
+
+    def left(value: Any, interval: Any = None) -> Markup:
+        return Markup(str(figure_cell(value, interval)))
+
+    rows: list[list[Any]] = [
+        ["n", left(report["n"])],
+        ["errored rollouts", left(report["n_errors"])],
+        ["reading convention of the run", report["convention"]],
+        ["micro accuracy (95% CI)", left(report["micro_accuracy"], report.get("micro_accuracy_ci"))],
+        ["parse rate", left(report["parse_rate"])],
+    ]
+    if report.get("macro_over"):
+        rows.append([
+            f"macro accuracy over {report['macro_over']} (95% CI)",
+            left(report["macro_accuracy"], report.get("macro_accuracy_ci")),
+        ])
+    rows.append(["paper-comparable (complete set, no errors)", report["paper_comparable"]])
+    return table(["figure", "value"], rows, name="summary")
+
+
+def headline_names(report: Mapping[str, Any], headline: Iterable[str]) -> list[str]:
+    """The macro figures, then the headline statistics the report has (report.md's order)."""
+    first = report["conventions"][CONVENTIONS[0]]
+    macro = [k for k in first if k.startswith("macro_") and not k.endswith("_ci")]
+    names = [n for n in headline if n in first and n not in macro]
+    return list(dict.fromkeys([*macro, *names]))
+
+
+def headline_table(report: Mapping[str, Any], headline: Iterable[str]) -> str:
+    """One row per figure, one column per reading convention (the run's own highlighted):
+    the conventions are what a reader compares, so they sit side by side."""
+    own = report.get("convention")
+    header = ["figure", *(Markup(f"{esc(c)}<br><small>this run&#39;s reading</small>") if c == own else c for c in CONVENTIONS)]
+    rows = []
+    for name in headline_names(report, headline):
+        cells = []
+        for convention in CONVENTIONS:
+            figures = report["conventions"][convention]
+            cells.append(figure_cell(figures.get(name), figures.get(f"{name}_ci")))
+        rows.append([name, *cells])
+    own_column = {1 + CONVENTIONS.index(own): "own"} if own in CONVENTIONS else {}
+    legend = "; ".join(f"<strong>{esc(c)}</strong>: {esc(READING_NOTES.get(c, ''))}" for c in CONVENTIONS)
+    return (
+        table(header, rows, "Value [95% cluster-bootstrap interval]", name="headline", column_classes=own_column)
+        + f'<p class="legend">{legend}.</p>'
+    )
+
+
+def published_table(report: Mapping[str, Any]) -> str:
+    rows = []
+    for r in report["published"]:
+        inside = r.get("inside_ci")
+        mark = Markup('<span class="inside">&#10003; inside</span>' if inside else '<span class="outside">&#10007; outside</span>')
+        rows.append([r["model"], r["statistic"], r.get("group") or "all", r["published"], figure_cell(r.get("run"), r.get("run_ci")), mark, r["source"]])
+    return table(
+        ["model", "statistic", "group", "published", "this run (95% CI)", "published value vs CI", "source"],
+        rows,
+        "Same setting; the run's value under the authors' reading",
+        name="published",
+    )
+
+
+def _scalars(figures: Mapping[str, Any]) -> list[str]:
+    return [k for k, v in figures.items() if _is_number(v) and k != "n"]
+
+
+def group_table(report: Mapping[str, Any], fld: str, values: Mapping[str, Mapping[str, Any]]) -> str:
+    first = next(iter(values.values()), {})
+    others = [k for k in _scalars(first) if k != "accuracy"]
+    rows = [[value, g.get("n"), figure_cell(g.get("accuracy"), g.get("accuracy_ci")), *[g.get(k) for k in others]] for value, g in values.items()]
+    return table([fld, "n", "accuracy (95% CI)", *others], rows, name=f"group:{fld}")
+
+
+def report_html(report: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
+    """The page for one report. `images`: file name -> PNG bytes (`medhal.plots.render_plots`);
+    `by_<field>.png` is shown under its group table, `confusion.png` under the confusion
+    table, any other at the end of the breakdowns."""
+    headline = report.get("headline") or ("accuracy",)
+    convention = report["convention"]
+    pending = dict(images)
+    meta = [f"Source: {code(report['source'])}"]
+    models = _models(report)
+    if models:
+        meta.append(f"Model: {esc(models)}")
+    meta.append(f"Reading convention: <strong>{esc(convention)}</strong>")
+    parts = [
+        f"<header><h1>{esc(report['title'])}</h1>",
+        *(f'<p class="meta">{line}</p>' for line in meta),
+        "</header>",
+        banners(report),
+        section("summary", "Summary", summary_table(report)),
+        section("headline", "Headline figures by reading convention", headline_table(report, headline)),
+    ]
+    if report.get("published"):
+        parts.append(section("published", "Published figures", published_table(report)))
+    for fld, values in report["groups"].items():
+        content = [group_table(report, fld, values)]
+        name = f"by_{fld}.png"
+        if name in pending:
+            content.append(plot(name, pending.pop(name), f"Accuracy by {fld} with 95% intervals ({convention} reading)"))
+        parts.append(section(f"group-{fld}", f"By {fld} ({convention} reading)", *content))
+    if "classes" in report:
+        classes = report["classes"]
+        parts.append(section(
+            "classes",
+            f"Per class ({convention} reading)",
+            table(
+                ["class", "precision", "recall", "f1", "support"],
+                [[c, v["precision"], v["recall"], v["f1"], v["support"]] for c, v in classes.items()],
+                name="classes",
+            ),
+        ))
+    if report.get("confusion"):
+        content = [_confusion(report["confusion"])]
+        if "confusion.png" in pending:
+            content.append(plot("confusion.png", pending.pop("confusion.png"), f"Confusion matrix ({convention} reading)"))
+        parts.append(section("confusion", "Confusion (rows: gold, columns: predicted)", *content))
+    if pending:
+        parts.append(section("plots", "Other plots", *(plot(name, data, name) for name, data in pending.items())))
+    parts.append(_unreadable(report))
+    parts.append(_errors(report))
+    if report.get("notes"):
+        parts.append(section("notes", "Notes", "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in report["notes"]) + "</ul>"))
+    parts.append(_provenance(report.get("provenance", {})))
+    return page(report["title"], "".join(parts))
+
+
+def _confusion(confusion: Mapping[str, Mapping[str, Any]]) -> str:
+    """The confusion table, right answers (gold = predicted) in bold."""
+    columns = list(next(iter(confusion.values())).keys())
+    head = "".join(f'<th scope="col">{esc(c)}</th>' for c in ["gold \\ predicted", *columns])
+    body = []
+    for gold, row in confusion.items():
+        cells = "".join(
+            f'<td class="num{" diag" if column == gold else ""}">{esc(text(row[column]))}</td>' for column in columns
+        )
+        body.append(f"<tr><td>{esc(gold)}</td>{cells}</tr>")
+    return (
+        '<div class="scroll"><table data-table="confusion"><caption>Rows: gold; columns: predicted; '
+        f"bold: right answers</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def _unreadable(report: Mapping[str, Any]) -> str:
+    convention = report["convention"]
+    shapes = report.get("unreadable") or []
+    n = report.get("n_unreadable", 0)
+    title = f"Unreadable replies ({n} under the {convention} reading)"
+    if not shapes:
+        return section("unreadable", title, f"<p>None: every reply that came back was read under the {esc(convention)} reading.</p>")
+    rows = [[u["count"], code(u["shape"]), u["idx"]] for u in shapes]
+    return section(
+        "unreadable",
+        title,
+        table(
+            ["count", "reply (first 120 characters, whitespace collapsed)", "e.g. idx"],
+            rows,
+            "Most frequent shapes; each counts as wrong",
+            name="unreadable",
+        ),
+    )
+
+
+def _errors(report: Mapping[str, Any]) -> str:
+    errors = report.get("errors") or {}
+    title = "Errored rollouts (kept in every denominator, scored wrong)"
+    if not errors:
+        return section("errors", title, "<p>None.</p>")
+    rows = [[count, code(message)] for message, count in errors.items()]
+    return section("errors", title, table(["count", "error (numbers masked as #)"], rows, name="errors"))
+
+
+def _provenance(provenance: Mapping[str, Any]) -> str:
+    """Folded away on screen (it is long and rarely read), printed in full (a printout is
+    an archive: it must say where its figures came from)."""
+    body = esc(json.dumps(provenance, indent=1, sort_keys=True, ensure_ascii=False, default=str))
+    return (
+        f'<details class="screen-only" id="provenance"><summary>Provenance (data, selection, models, sampling)'
+        f"</summary><pre>{body}</pre></details>"
+        f'<section class="print-only"><h2>Provenance</h2><pre>{body}</pre></section>'
+    )
+
+
+# ------------------------------------------------------------------------- comparison
+
+
+def _excludes_zero(interval: Any) -> bool:
+    return _is_interval(interval) and (interval[0] > 0 or interval[1] < 0)
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.3f}" if math.isfinite(value) else str(value)
+
+
+def _comparison(comparison: Mapping[str, Any]) -> str:
+    names = list(comparison["headline"])
+    runs = comparison["runs"]
+    flagged = [i for i, row in enumerate(runs, start=1) if row.get("differs_in")]
+    parts = []
+    if flagged:
+        items = "".join(
+            f"<li>run {i} differs from run 1 in {esc(', '.join(runs[i - 1]['differs_in']))}</li>" for i in flagged
+        )
+        parts.append(
+            '<div class="banner warn" data-banner="differs"><p><strong>Not like for like.</strong> Part of any '
+            f"difference below is the code's or the setting's, not the model's:</p><ul>{items}</ul></div>"
+        )
+    rows, row_classes = [], []
+    for i, row in enumerate(runs, start=1):
+        if i == 1:
+            compared = "reference"
+        elif row.get("paired") is False:
+            compared = Markup(f'unpaired <span class="ci">({esc(row.get("why_unpaired") or "other tasks")})</span>')
+        else:
+            compared = "paired (same tasks)"
+        mcnemar = row.get("mcnemar")
+        p_cell: Any = (
+            Markup(
+                f'{esc(format(mcnemar["p_value"], ".4g"))} <span class="ci">({esc(mcnemar["right_only_in_first"])} right only '
+                f"in run 1, {esc(mcnemar['right_only_in_this'])} only in run {i})</span>"
+            )
+            if mcnemar
+            else "–"
+        )
+        differs = Markup(f'<span class="flag">&#9888; {esc(", ".join(row["differs_in"]))}</span>') if row.get("differs_in") else "–"
+        models = ", ".join(row.get("models") or {})
+        rows.append([i, code(row["run"]), models or "–", row["n"], row["convention"], compared, p_cell, differs])
+        row_classes.append("differs" if row.get("differs_in") else "")
+    parts.append(table(
+        ["#", "run", "model", "n", "reading", "compared with run 1", "McNemar exact p (accuracy)", "differs from run 1 in"],
+        rows,
+        "The runs",
+        name="runs",
+        row_classes=row_classes,
+    ))
+    header: list[Any] = ["figure"]
+    for i, row in enumerate(runs, start=1):
+        header.append(Markup(f"run {i}" + (' <span class="flag">&#9888;</span>' if row.get("differs_in") else "")))
+    figure_rows = []
+    for name in names:
+        cells: list[Any] = [name]
+        for i, row in enumerate(runs, start=1):
+            cell = str(figure_cell(row["figures"].get(name), (row.get("intervals") or {}).get(name)))
+            diff = (row.get("difference") or {}).get(name) if i > 1 else None
+            interval = (row.get("difference_ci") or {}).get(name) if i > 1 else None
+            if diff is not None:
+                mark = _excludes_zero(interval)
+                shown = esc(_signed(float(diff))) + ("*" if mark else "")
+                spread = f" {esc(text(interval))}" if _is_interval(interval) else ""
+                cell += f'<span class="delta{" sig" if mark else ""}">&Delta; {shown}{spread}</span>'
+            cells.append(Figure(cell))
+        figure_rows.append(cells)
+    parts.append(table(header, figure_rows, "Value [95% CI]; Δ = difference to run 1 [95% CI]", name="figures"))
+    return section(f"comparison-{comparison.get('benchmark', '')}", str(comparison["title"]), *parts)
+
+
+def comparison_html(markdown_text: str, comparisons: Iterable[Mapping[str, Any]]) -> str:
+    """The page for a comparison of runs (`medhal.compare.compare_runs`, one per benchmark),
+    with the Markdown version folded away for pasting elsewhere."""
+    intro = (
+        '<p class="legend">&Delta; = difference to run 1 with its 95% cluster-bootstrap interval (paired when the '
+        "runs cover the same tasks: the same clusters are resampled for both); <strong>*</strong> = the interval "
+        "excludes 0. McNemar's exact p is over the items exactly one of the two runs got right. "
+        '<span class="flag">&#9888;</span> marks a run whose code or setting differs from run 1.</p>'
+    )
+    parts = ["<header><h1>Comparison</h1></header>", intro, *(_comparison(c) for c in comparisons)]
+    parts.append(f'<details class="screen-only"><summary>As Markdown</summary><pre>{esc(markdown_text)}</pre></details>')
+    return page("Comparison", "".join(parts))

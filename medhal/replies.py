@@ -1,0 +1,210 @@
+"""Finding the answer inside a model's reply: the pieces every benchmark's reader shares.
+
+Models rarely answer with the bare format a prompt asks for. Reasoning models wrap
+their thoughts in `<think>` blocks and box the result; instruct models add markdown,
+labels ("Final answer:") and explanations; some echo the prompt first. Each benchmark
+reads its own answer format (`environments/<name>/<pkg>/replies.py`), but they all
+locate the answer the same way, with the functions here, so a reasoning block or a
+`\\boxed{}` means the same thing in every benchmark.
+
+Every function is linear in the length of the reply: they scan once, or use regular
+expressions without nested quantifiers, so a hostile 1 MB reply cannot stall the event
+loop that scores it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Literal
+
+CONVENTIONS = ("medhal", "authors", "strict")
+"""The three named ways every benchmark reads a reply: `medhal` (what a careful human
+reads; the default), `authors` (the benchmark authors' published code, rule for rule)
+and `strict` (only the exact format the prompt asks for)."""
+Convention = Literal["medhal", "authors", "strict"]
+
+REASONING_TAGS = ("think", "thinking", "reasoning")
+"""Tags of reasoning blocks, matched in any letter case."""
+
+_REASONING_TAG = re.compile(r"<(/?)\s*(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
+_FENCE = re.compile(r"```[\w+-]*")
+_DECORATION = re.compile(r"\*{1,3}|_{2,3}|`+|^[ \t]*#{1,6}[ \t]*|^[ \t]*>[ \t]?", re.MULTILINE)
+_BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_LATEX_WRAPPER = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{")
+
+
+def after_reasoning(reply: str | None) -> str | None:
+    """The reply without its reasoning: the text after the last closing reasoning tag.
+
+    A closing tag without an opening one still ends the reasoning (some chat templates
+    open the block inside the prompt). An opening tag that is never closed means the
+    model was cut off, or stopped, while still thinking: it never answered, so the
+    result is None. A reply without reasoning tags is returned unchanged.
+    """
+    if reply is None:
+        return None
+    answer_start = 0
+    left_open = False
+    for match in _REASONING_TAG.finditer(reply):
+        if match.group(1):
+            answer_start, left_open = match.end(), False
+        else:
+            left_open = True
+    return None if left_open else reply[answer_start:]
+
+
+def after_leading_reasoning(reply: str | None) -> str | None:
+    """The reply after one well-formed reasoning block at its very start (the strict
+    reading allows a model's native thinking, and nothing else, before the answer).
+    None when that block is never closed; the reply unchanged when it has none."""
+    if reply is None:
+        return None
+    opening = _REASONING_TAG.match(reply, len(reply) - len(reply.lstrip()))
+    if opening is None or opening.group(1):
+        return reply
+    closing = next((m for m in _REASONING_TAG.finditer(reply, opening.end()) if m.group(1)), None)
+    return None if closing is None else reply[closing.end() :]
+
+
+def without_fences(text: str) -> str:
+    """Code-fence markers removed, their content kept (```json … ``` -> …)."""
+    return _FENCE.sub("", text)
+
+
+def plain(text: str) -> str:
+    """Markdown decoration removed: emphasis, inline code, heading and quote marks."""
+    return _DECORATION.sub("", without_fences(text))
+
+
+def _closing_brace(text: str, start: int) -> int | None:
+    """Index of the `}` closing the group that starts at `start` (just after a `{`)."""
+    depth = 1
+    for index in range(start, len(text)):
+        char = text[index]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def unwrap_latex(text: str) -> str:
+    """`\\text{…}`, `\\mathrm{…}`, `$…$` and `\\(…\\)` wrappers removed, content kept."""
+    text = text.strip()
+    for _ in range(8):  # wrappers nest a few levels at most; bounded so this stays linear
+        before = text
+        match = _LATEX_WRAPPER.match(text)
+        if match is not None:
+            end = _closing_brace(text, match.end())
+            if end is not None and not text[end + 1 :].strip():
+                text = text[match.end() : end].strip()
+        for opening, closing in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+            if len(text) >= len(opening) + len(closing) and text.startswith(opening) and text.endswith(closing):
+                text = text[len(opening) : len(text) - len(closing)].strip()
+                break
+        if text == before:
+            break
+    return text
+
+
+def last_boxed(text: str) -> str | None:
+    """The content of the last `\\boxed{…}` (or `\\fbox{…}`), LaTeX wrappers removed.
+    None when there is none, or when the last one is never closed (cut off)."""
+    last = None
+    for last in _BOXED.finditer(text):
+        pass
+    if last is None:
+        return None
+    end = _closing_brace(text, last.end())
+    return None if end is None else unwrap_latex(text[last.end() : end])
+
+
+ANSWER_LABELS = (
+    "final answer",
+    "answer",
+    "final verdict",
+    "verdict",
+    "judgement",
+    "judgment",
+    "output",
+    "classification",
+    "label",
+    "prediction",
+    "result",
+)
+"""Words that introduce an explicit answer, as models write them."""
+
+
+def label_pattern(labels: Iterable[str]) -> re.Pattern[str]:
+    """A pattern finding `<label>:` (also `=`, or a dash), any case, at a word boundary.
+    Longer labels are tried first, so "final answer" wins over "answer". "The answer is"
+    is deliberately not a label: prompt echoes and explanations say it all the time."""
+    words = sorted({w.strip().lower() for w in labels if w.strip()}, key=len, reverse=True)
+    alternatives = "|".join(re.escape(w).replace(r"\ ", r"[ \t]+") for w in words)
+    return re.compile(
+        rf"(?<![\w-])(?:{alternatives})[\"']?[ \t]*[:：=\-–—][ \t]*",
+        re.IGNORECASE,
+    )
+
+
+def labelled(text: str, pattern: re.Pattern[str], limit: int = 200) -> Iterator[tuple[int, str]]:
+    """(position, value) for every label matched by `pattern` (see `label_pattern`), in
+    order. The value is the rest of the label's line, or the next non-blank line when the
+    label ends its line ("Answer:\n1"), cut at `limit` characters so that reading every
+    label stays linear in the length of the reply."""
+    for match in pattern.finditer(text):
+        window = text[match.end() : match.end() + limit]
+        end = window.find("\n")
+        value = (window if end == -1 else window[:end]).strip()
+        if not value and end != -1:
+            rest = window[end:].lstrip()
+            stop = rest.find("\n")
+            value = (rest if stop == -1 else rest[:stop]).strip()
+        if value:
+            yield match.start(), value
+
+
+def last_labelled(text: str, pattern: re.Pattern[str], limit: int = 200) -> str | None:
+    """The value of the last label matched by `pattern`; None when there is none."""
+    last = None
+    for last in labelled(text, pattern, limit):
+        pass
+    return None if last is None else last[1]
+
+
+_DIGIT_TABLE: dict[int, str] | None = None
+
+
+def ascii_digits(text: str) -> str:
+    """Decimal digits of any script (full-width １, Arabic-Indic ٠, ...) as ASCII 0-9, as a
+    reader of the number sees them."""
+    global _DIGIT_TABLE
+    if text.isascii():
+        return text
+    if _DIGIT_TABLE is None:
+        import sys
+        import unicodedata
+
+        _DIGIT_TABLE = {
+            c: str(unicodedata.decimal(chr(c)))
+            for c in range(128, sys.maxunicode + 1)
+            if chr(c).isdecimal()
+        }
+    return text.translate(_DIGIT_TABLE)
+
+
+def last_line(text: str) -> str:
+    """The last non-blank line."""
+    stripped = text.rstrip()
+    return stripped[stripped.rfind("\n") + 1 :].strip()
+
+
+def answer_text(reply: str | None) -> str | None:
+    """The part of a reply that can hold the answer, as a careful reader sees it: after the
+    reasoning, without code fences or markdown decoration. None when the model never left
+    its reasoning block."""
+    text = after_reasoning(reply)
+    return None if text is None else plain(text)

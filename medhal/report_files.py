@@ -1,0 +1,161 @@
+"""A report's files, all or nothing, and the gate that turns a report into an exit status.
+
+Everything is rendered in memory first (report.json, report.md, report.html and the
+PNG plots); only then is each file written to a temporary name and renamed over the
+old one. A failure while rendering leaves the previous good report untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from medhal.files import atomic_write_bytes, atomic_write_text
+from medhal.markdown import to_markdown
+from medhal.registry import report_spec
+from medhal.traces import TraceFileError, iter_traces, resolve_trace_file
+
+
+def render(report: dict[str, Any], plots: bool = True) -> dict[str, str | bytes]:
+    """File name -> content for one report."""
+    from medhal.html import report_html
+    from medhal.plots import render_plots
+
+    images = render_plots(report) if plots else {}
+    report["plots"] = list(images)
+    return {
+        "report.json": json.dumps(report, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
+        "report.md": to_markdown(report, report.get("headline", ("accuracy",))),
+        "report.html": report_html(report, images),
+        **images,
+    }
+
+
+def write_files(files: Mapping[str, str | bytes], out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, content in files.items():
+        path = out_dir / name
+        if isinstance(content, bytes):
+            atomic_write_bytes(path, content)
+        else:
+            atomic_write_text(path, content)
+        written.append(path)
+    return written
+
+
+def error_rate_problems(reports: Sequence[Mapping[str, Any]], max_error_rate: float) -> list[str]:
+    """One line per run whose failed-rollout share exceeds `max_error_rate`, with its most
+    frequent error messages."""
+    problems = []
+    for report in reports:
+        if report["n"] and report["n_errors"] / report["n"] > max_error_rate:
+            lines = [f"{report['source']}: {report['n_errors']} of {report['n']} rollouts failed"]
+            lines += [f"  {count} x {message[:300]}" for message, count in list(report["errors"].items())[:10]]
+            problems.append("\n".join(lines))
+    return problems
+
+
+def completeness_problems(reports: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per run that is not whole: missing or duplicated tasks, mixed provenance."""
+    problems = []
+    for r in reports:
+        parts = []
+        if r.get("n_missing"):
+            parts.append(f"{r['n_missing']} of {r['n_expected']} tasks missing")
+        if r.get("n_duplicates"):
+            parts.append(f"{r['n_duplicates']} duplicated traces")
+        if r.get("mixed_provenance"):
+            parts.append("mixed provenance")
+        if parts:
+            problems.append(f"{r['source']}: incomplete run ({', '.join(parts)}); --allow-incomplete to accept it")
+    return problems
+
+
+def check_rate(value: float) -> float:
+    """`--max-error-rate`: a number in [0, 1] (NaN, infinities and negatives refused)."""
+    if not isinstance(value, (int, float)) or math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"--max-error-rate must be a number between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def _benchmark_of(path: Path) -> str:
+    """The benchmark a trace file is for, from its first trace, resolved through the
+    installed environments (never imported by name: the file is untrusted)."""
+    from medhal.registry import UnknownEnvironment, entry_point
+
+    for record in iter_traces(path):
+        benchmark = record.data.get("benchmark")
+        try:
+            entry_point(benchmark)
+        except UnknownEnvironment as e:
+            raise TraceFileError(f"{record.where}: field 'task.data.benchmark': {e}") from None
+        return str(benchmark)
+    raise TraceFileError(f"{path}: no rollouts in this file")
+
+
+def report_runs(
+    paths: list[Path], output: Path | None, env_id: str | None, plots: bool = True, merge: bool = False
+) -> tuple[list, list[dict[str, Any]], list[Path]]:
+    """Read, report and write each run (keeping their items when several are compared), or,
+    with `merge`, all of them as one run (the shards of a run split across processes)."""
+    from medhal.report import Run, build_report, read_run
+
+    files = [resolve_trace_file(path) for path in paths]
+    if merge:
+        spec = report_spec(env_id or _benchmark_of(files[0]))
+        run = Run(spec, " + ".join(map(str, files)), merged=True)
+        for file in files:
+            for record in iter_traces(file):
+                run.add(record)
+        groups = [(run, output or Path("outputs") / "merged")]
+    else:
+        groups = []
+        for i, file in enumerate(files):
+            spec = report_spec(env_id or _benchmark_of(file))
+            out = file.parent if output is None else (output if len(files) == 1 else output / f"run{i + 1}")
+            groups.append((read_run(file, spec, keep_items=len(files) > 1), out))
+    runs, reports, outs = [], [], []
+    for run, out in groups:
+        report = build_report(run)
+        report["headline"] = list(run.spec.headline)
+        write_files(render(report, plots), out)
+        runs.append(run)
+        reports.append(report)
+        outs.append(out)
+    return runs, reports, outs
+
+
+def write_comparison(runs: list, reports: list[dict[str, Any]], target: Path) -> tuple[str, list[dict[str, Any]]]:
+    from medhal.compare import compare_runs
+    from medhal.html import comparison_html
+    from medhal.markdown import comparison_markdown
+
+    by_benchmark: dict[str, list[int]] = {}
+    for i, report in enumerate(reports):
+        by_benchmark.setdefault(report["benchmark"], []).append(i)
+    comparisons = [compare_runs([runs[i] for i in idx], [reports[i] for i in idx]) for idx in by_benchmark.values()]
+    text = comparison_markdown(comparisons)
+    write_files(
+        {
+            "comparison.md": text,
+            "comparison.json": json.dumps(comparisons, indent=1, ensure_ascii=False) + "\n",
+            "comparison.html": comparison_html(text, comparisons),
+        },
+        target,
+    )
+    return text, comparisons
+
+
+def gate(reports: list[dict[str, Any]], max_error_rate: float, allow_incomplete: bool) -> int:
+    problems = error_rate_problems(reports, max_error_rate)
+    if problems:
+        print(f"error rate above --max-error-rate {max_error_rate}:\n" + "\n".join(problems), file=sys.stderr)
+    incomplete = [] if allow_incomplete else completeness_problems(reports)
+    for line in incomplete:
+        print(line, file=sys.stderr)
+    return 1 if problems or incomplete else 0

@@ -1,0 +1,45 @@
+"""Every case of the hand-labelled Med-HALT reply corpus (`tests/med_halt/replies.jsonl`)
+reads as labelled under all three conventions, through `med_halt.replies.READERS` with the
+set's own answer keys (`med_halt.benchmark.SETS[set].answer_keys`).
+
+WHY: the corpus was labelled by hand, independently of the readers, so it judges them;
+one test per (case, convention), so a disagreement names the case and the convention.
+Neither side is adjusted to make the other pass: a failing case is for the lead to settle
+(is the label or the reader wrong?).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from med_halt.benchmark import SETS
+from med_halt.replies import CONVENTIONS, READERS
+
+CORPUS = Path(__file__).with_name("replies.jsonl")
+
+
+def _cases() -> list[dict]:
+    # Split on "\n" only: replies may hold U+2028, which str.splitlines() breaks on.
+    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+CASES = _cases()
+PAIRS = [(case, convention) for case in CASES for convention in CONVENTIONS]
+
+
+def test_the_corpus_is_labelled_for_every_convention_and_set():
+    assert len(CASES) >= 100
+    assert len({c["id"] for c in CASES}) == len(CASES)
+    assert {c["set"] for c in CASES} == set(SETS)
+    for case in CASES:
+        assert set(case["expected"]) == set(CONVENTIONS), case["id"]
+        assert all(v is None or isinstance(v, str) for v in case["expected"].values()), case["id"]
+
+
+@pytest.mark.parametrize(("case", "convention"), PAIRS, ids=[f"{c['id']}-{conv}" for c, conv in PAIRS])
+def test_case_reads_as_labelled(case, convention):
+    reading = READERS[convention](case["reply"], SETS[case["set"]].answer_keys)
+    assert reading.answer == case["expected"][convention], (case["id"], case["shape"], case["reason"], case["reply"])

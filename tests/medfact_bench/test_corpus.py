@@ -1,0 +1,49 @@
+"""Every case of the hand-labelled MedFact-Bench reply corpus (`tests/medfact_bench/replies.jsonl`)
+reads as labelled under all three conventions, through `medfact_bench.replies.read_all`.
+
+WHY: the corpus was labelled by hand, independently of the readers, so it judges them; one
+test per (case, convention), so a disagreement names the case and the convention. Neither
+side is adjusted to make the other pass: a failing case is for the lead to settle (is the
+label or the reader wrong?). The corpus's own shape and its `authors` and `strict` columns
+against the authors' code are checked in test_corpus_authors.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from medfact_bench.replies import CONVENTIONS, label_of, read_all
+
+CORPUS = Path(__file__).with_name("replies.jsonl")
+
+
+def _cases() -> list[dict]:
+    # Split on "\n" only: replies may hold U+2028/U+2029, which str.splitlines() breaks on.
+    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+CASES = _cases()
+PAIRS = [(case, convention) for case in CASES for convention in CONVENTIONS]
+
+
+def test_the_corpus_is_labelled_for_every_convention():
+    assert len(CASES) >= 90
+    assert len({c["id"] for c in CASES}) == len(CASES)
+    assert CONVENTIONS == ("medhal", "authors", "strict")
+    for case in CASES:
+        assert set(case["expected"]) == set(CONVENTIONS), case["id"]
+
+
+@pytest.mark.parametrize(("case", "convention"), PAIRS, ids=[f"{c['id']}-{conv}" for c, conv in PAIRS])
+def test_case_reads_as_labelled(case, convention):
+    readings = read_all(case["reply"])
+    assert readings[convention] == case["expected"][convention], (
+        case["id"],
+        case["shape"],
+        case["reason"],
+        case["reply"][:500],
+    )
+    assert label_of(readings[convention]) == label_of(case["expected"][convention])

@@ -1,0 +1,43 @@
+"""Running `medhal` in this process and checking that a failure is one clean line.
+
+The project's rule for bad input: exit code 2, one line naming file, line or row, and
+field, never a traceback. `medhal_main` runs the real `main` (argument parsing, error
+handling, exit code) in this process, which keeps many cases fast."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+
+
+def medhal_main(*args: str) -> subprocess.CompletedProcess:
+    """`medhal ARGS` in this process: exit code, stdout and stderr as a subprocess gives them."""
+    from medhal.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+        else:
+            code = 0
+    return subprocess.CompletedProcess(["medhal", *args], code, out.getvalue(), err.getvalue())
+
+
+def one_line(message: str, *fragments: str) -> str:
+    """`message` is a single line holding every fragment, with no traceback."""
+    assert "Traceback" not in message, message
+    assert "\n" not in message.strip(), f"more than one line: {message!r}"
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+    return message
+
+
+def clean_exit_2(proc: subprocess.CompletedProcess, *fragments: str) -> str:
+    """Exit 2 and one stderr line holding every fragment."""
+    assert proc.returncode == 2, f"exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    return one_line(lines[0], *fragments)

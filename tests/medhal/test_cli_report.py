@@ -1,0 +1,147 @@
+"""`medhal report` as users run it: gates on error rate and completeness, untrusted trace
+files, and outputs that are never left half-written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BIN
+
+DEMO = Path(__file__).parents[2] / "environments" / "medfact_bench" / "medfact_bench" / "demo" / "medfact_demo.jsonl"
+REPLIES = ["<think>a</think><score>2</score>", "<think>b</think><score>-2</score>", "<score>0</score>", "no score", "<score>1</score>", "<score>-1</score>"]
+
+
+def medhal(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "medhal"), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def one_line_error(proc: subprocess.CompletedProcess) -> str:
+    """The error output must be exactly one line, with no traceback."""
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory) -> Path:
+    """A complete MedFact-Bench run of the six demo rows, scored offline."""
+    root = tmp_path_factory.mktemp("scored")
+    preds = root / "preds.jsonl"
+    preds.write_text("".join(json.dumps({"idx": i, "reply": r}) + "\n" for i, r in enumerate(REPLIES)))
+    proc = medhal("score", "medfact-bench", "--predictions", str(preds), "-o", str(root / "run"), "--dataset-path", str(DEMO), "--no-plots")
+    assert proc.returncode == 0, proc.stderr
+    return root / "run"
+
+
+def copy_run(scored: Path, tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    shutil.copytree(scored, run)
+    return run
+
+
+def test_a_complete_run_passes_the_gate(scored, tmp_path):
+    run = copy_run(scored, tmp_path)
+    proc = medhal("report", str(run), "--no-plots")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((run / "report.json").read_text())
+    assert (report["n"], report["n_expected"], report["complete"]) == (6, 6, True)
+    assert {"report.json", "report.md", "report.html"} <= {p.name for p in run.iterdir()}
+
+
+def test_duplicated_traces_fail_unless_allowed(scored, tmp_path):
+    run = copy_run(scored, tmp_path)
+    traces = run / "traces.jsonl"
+    traces.write_text(traces.read_text() * 2)  # cat traces.jsonl traces.jsonl
+    proc = medhal("report", str(run), "--no-plots")
+    assert proc.returncode == 1
+    assert "6 duplicated traces" in proc.stderr
+    report = json.loads((run / "report.json").read_text())
+    assert (report["n"], report["n_duplicates"]) == (12, 6)
+    assert "Incomplete run" in (run / "report.md").read_text()
+    assert medhal("report", str(run), "--no-plots", "--allow-incomplete").returncode == 0
+
+
+def test_a_killed_run_fails_and_names_the_gap(scored, tmp_path):
+    run = copy_run(scored, tmp_path)
+    traces = run / "traces.jsonl"
+    lines = traces.read_text().splitlines(keepends=True)
+    traces.write_text("".join(lines[:4]))  # idx 4 and 5 never written
+    proc = medhal("report", str(run), "--no-plots", "--max-error-rate", "1")
+    assert proc.returncode == 1 and "2 of 6 tasks missing" in proc.stderr
+    report = json.loads((run / "report.json").read_text())
+    assert (report["n_missing"], report["missing_idx"]) == (2, [4, 5])
+
+
+def test_a_failed_report_keeps_the_previous_good_one(scored, tmp_path):
+    run = copy_run(scored, tmp_path)
+    assert medhal("report", str(run), "--no-plots").returncode == 0
+    good = {p.name: p.read_bytes() for p in run.iterdir() if p.name.startswith("report.")}
+    traces = run / "traces.jsonl"
+    traces.write_text(traces.read_text() + '{"task": {"data": {"benchmark": "medfact-bench", "idx": 2')
+    proc = medhal("report", str(run), "--no-plots")
+    assert proc.returncode == 2
+    assert "traces.jsonl:7" in one_line_error(proc)
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.name.startswith("report.")} == good
+    assert not [p for p in run.iterdir() if ".tmp-" in p.name]
+
+
+@pytest.mark.parametrize("name", ["this", "antigravity", "os", "../../etc/passwd"])
+def test_a_trace_naming_a_module_never_imports_it(scored, tmp_path, name):
+    run = copy_run(scored, tmp_path)
+    rows = [json.loads(line) for line in (run / "traces.jsonl").read_text().splitlines()]
+    rows[0]["task"]["data"]["benchmark"] = name
+    (run / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = medhal("report", str(run), "--no-plots")
+    assert proc.returncode == 2
+    line = one_line_error(proc)
+    assert "traces.jsonl:1: field 'task.data.benchmark'" in line and "not an installed medhal environment" in line
+    assert "Zen of Python" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "1.5", "abc"])
+def test_max_error_rate_must_be_a_rate(scored, value):
+    proc = medhal("report", str(scored), "--max-error-rate", value)
+    assert proc.returncode == 2
+    assert "--max-error-rate" in one_line_error(proc)
+
+
+def test_error_rate_gate(scored, tmp_path):
+    run = copy_run(scored, tmp_path)
+    rows = [json.loads(line) for line in (run / "traces.jsonl").read_text().splitlines()]
+    rows[1]["errors"] = [{"type": "ProviderError", "message": "HTTP 500 from the endpoint"}]
+    (run / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = medhal("report", str(run), "--no-plots")
+    assert proc.returncode == 1 and "1 of 6 rollouts failed" in proc.stderr and "HTTP # from the endpoint" in proc.stderr
+    assert medhal("report", str(run), "--no-plots", "--max-error-rate", "0.2").returncode == 0
+
+
+def test_comparing_two_runs_of_the_same_tasks_is_paired(scored, tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(scored, first)
+    shutil.copytree(scored, second)
+    rows = [json.loads(line) for line in (second / "traces.jsonl").read_text().splitlines()]
+    for row in rows[:3]:
+        for key in list(row["metrics"]):
+            if key.startswith("correct"):
+                row["metrics"][key] = 0.0
+    (second / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "cmp"
+    proc = medhal("report", str(first), str(second), "-o", str(out), "--no-plots")
+    assert proc.returncode == 0, proc.stderr
+    comparison = json.loads((out / "comparison.json").read_text())[0]
+    row = comparison["runs"][1]
+    assert row["paired"] is True and row["differs_in"] == []
+    # gold: SUPPORT, CONTRADICT, SUPPORT, NEI, SUPPORT, CONTRADICT (the demo rows);
+    # run 1 reads SUPPORT, CONTRADICT, NEI, INVALID, SUPPORT, CONTRADICT: right on idx 0, 1, 4, 5 (4/6).
+    # run 2 is wrong on idx 0..2: right on 4, 5 (2/6). Right only in run 1: idx 0, 1 (b = 2); c = 0.
+    # McNemar exact: 2 * P(X <= 0), X ~ Bin(2, 1/2) = 2 * 1/4 = 0.5. Difference 2/6 - 4/6 = -1/3.
+    assert row["mcnemar"] == {"right_only_in_first": 2, "right_only_in_this": 0, "p_value": pytest.approx(0.5)}
+    assert row["difference"]["accuracy"] == pytest.approx(-1 / 3)
+    low, high = row["difference_ci"]["accuracy"]
+    assert low <= -1 / 3 <= high <= 0.0
+    assert (out / "comparison.html").read_text().startswith("<!DOCTYPE html>")

@@ -1,0 +1,65 @@
+"""A run split across eval processes (`--taskset.shard i/k`) is reported as one run with
+`medhal report --merge`, checked for overlap and gaps."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from tests.conftest import BIN, run_eval
+
+DEMO = Path(__file__).parents[2] / "environments" / "medfact_bench" / "medfact_bench" / "demo" / "medfact_demo.jsonl"
+
+
+def report(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "medhal"), "report", "--no-plots", *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    from medhal.scripted_endpoint import ScriptedEndpoint, constant
+
+    root = tmp_path_factory.mktemp("shards")
+    with ScriptedEndpoint(constant("<think>x</think><score>2</score>")) as endpoint:
+        for i in range(2):
+            rows = run_eval("medfact-bench", endpoint.base_url, root / f"shard{i}", "--taskset.dataset-path", str(DEMO),
+                            "--taskset.shard", f"{i}/2")
+            assert sorted(r["task"]["data"]["idx"] for r in rows) == [i, i + 2, i + 4]
+    return root
+
+
+def test_each_shard_is_whole_on_its_own(shards):
+    proc = report(str(shards / "shard1"))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((shards / "shard1" / "report.json").read_text())
+    assert (data["n"], data["n_expected"], data["shards"], data["complete"]) == (3, 3, ["1/2"], True)
+
+
+def test_merged_shards_are_one_complete_run(shards, tmp_path):
+    proc = report("--merge", str(shards / "shard0"), str(shards / "shard1"), "-o", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert (data["n"], data["n_expected"], data["n_duplicates"], data["shards"]) == (6, 6, 0, ["0/2", "1/2"])
+    # gold = SUPPORT, CONTRADICT, SUPPORT, NEI, SUPPORT, CONTRADICT; every reply reads SUPPORT,
+    # so idx 0, 2, 4 are right: 3/6.
+    assert data["micro_accuracy"] == pytest.approx(0.5)
+
+
+def test_a_missing_shard_is_a_gap_and_a_repeated_one_is_overlap(shards, tmp_path):
+    twice = report("--merge", str(shards / "shard0"), str(shards / "shard0"), "-o", str(tmp_path / "twice"))
+    assert twice.returncode == 1 and "3 duplicated traces" in twice.stderr and "3 of 6 tasks missing" in twice.stderr
+    data = json.loads((tmp_path / "twice" / "report.json").read_text())
+    assert data["missing_idx"] == [1, 3, 5]
+
+
+def test_shard_option_is_checked():
+    from medfact_bench.taskset import MedFactConfig
+
+    for bad in ("2/2", "a/b", "1/0", "-1/3"):
+        with pytest.raises(ValidationError):
+            MedFactConfig(shard=bad)
+    assert MedFactConfig(shard="1/3").shard == "1/3"

@@ -1,0 +1,208 @@
+"""Hostile trace files: the streaming reader turns every broken line into one
+TraceFileError line naming file, line and field (never RecursionError, ValueError from
+int(), UnicodeDecodeError or a TypeError later in a report), and reads what is merely
+unusual (a byte-order mark). Rows are built here in the shape verifiers writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from medhal.traces import TraceFileError, iter_traces
+from tests.medhal.clean_errors import clean_exit_2, medhal_main, one_line
+
+
+def trace_row(idx: int = 0, reply: str | None = "<score>1</score>", errors: list | None = None) -> dict:
+    nodes = [{"message": {"role": "user", "content": "q"}, "sampled": False}]
+    if reply is not None:
+        nodes.append({"parent": 0, "message": {"role": "assistant", "content": reply}, "sampled": True})
+    return {
+        "task": {"type": "MedFactTask", "data": {"idx": idx, "benchmark": "medfact-bench", "prompt": "q"}},
+        "nodes": nodes,
+        "rewards": {"accuracy": 1.0},
+        "metrics": {"parseable_score": 1.0},
+        "info": {"pred_label": "SUPPORT"},
+        "errors": errors or [],
+        "agent": {"model": "m", "sampling": {"temperature": 0.0}},
+        "verifiers": {"version": "0.2.1"},
+    }
+
+
+def write_lines(tmp_path: Path, lines: list[str | bytes]) -> Path:
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes(b"".join(line if isinstance(line, bytes) else line.encode() for line in lines))
+    return path
+
+
+def good(idx: int) -> str:
+    return json.dumps(trace_row(idx)) + "\n"
+
+
+def fails(path: Path, *fragments: str) -> str:
+    with pytest.raises(TraceFileError) as e:
+        list(iter_traces(path))
+    return one_line(str(e.value), *fragments)
+
+
+def test_deeply_nested_line(tmp_path):
+    path = write_lines(tmp_path, [good(0), "[" * 100_000 + "\n", good(2)])
+    fails(path, f"{path}:2:", "nested too deeply")
+
+
+def test_deep_but_parseable_task_data(tmp_path):
+    row = trace_row(1)
+    row["task"]["data"]["meta"] = json.loads("[" * 70 + "]" * 70)
+    path = write_lines(tmp_path, [good(0), json.dumps(row) + "\n"])
+    fails(path, f"{path}:2:", "field 'task.data.meta", "nested more than 64 levels")
+
+
+def test_non_utf8_byte_names_line_and_offset(tmp_path):
+    first, second = good(0).encode(), good(1).encode()
+    bad = b'{"task": "caf\xe9"}\n'
+    path = write_lines(tmp_path, [first, second, bad])
+    offset = len(first) + len(second) + len(b'{"task": "caf')
+    fails(path, f"{path}:3:", "not valid JSON", f"byte 0xe9 at byte offset {offset}", "expected UTF-8")
+
+
+def test_utf16_file(tmp_path):
+    path = tmp_path / "traces.jsonl"
+    path.write_text(good(0) + good(1), encoding="utf-16")
+    fails(path, f"{path}:1:", "UTF-16", "expected UTF-8")
+
+
+def test_utf8_bom_is_read(tmp_path):
+    path = write_lines(tmp_path, [b"\xef\xbb\xbf" + good(0).encode(), good(1)])
+    assert [r.data["idx"] for r in iter_traces(path)] == [0, 1]
+
+
+def test_idx_of_5001_digits(tmp_path):
+    line = good(3).replace('"idx": 3', '"idx": ' + "9" * 5001)
+    path = write_lines(tmp_path, [good(0), line])
+    fails(path, f"{path}:2:", "field 'task.data.idx'", "a number with 5001 digits")
+
+
+def test_huge_number_elsewhere_names_its_field(tmp_path):
+    row = trace_row(1)
+    row["info"]["votes"] = [1, 2]
+    line = json.dumps(row).replace('"votes": [1, 2]', '"votes": [1, ' + "8" * 5001 + "]")
+    path = write_lines(tmp_path, [line + "\n"])
+    fails(path, f"{path}:1:", "field 'info.votes[1]'", "5001 digits")
+
+
+WRONG_TYPES = [
+    (lambda r: r["task"]["data"].update(idx="3"), "field 'task.data.idx' is not an integer (got str)"),
+    (lambda r: r["task"]["data"].update(idx=True), "field 'task.data.idx' is not an integer (got bool)"),
+    (lambda r: r["task"]["data"].pop("idx"), "field 'task.data.idx' is missing"),
+    (lambda r: r["task"]["data"].update(benchmark=["medfact-bench"]), "field 'task.data.benchmark' is not a string (got list)"),
+    (lambda r: r["task"].update(type=7), "field 'task.type' is not a string (got int)"),
+    (lambda r: r["rewards"].update(accuracy="1.0"), "field 'rewards.accuracy' is not a number (got str)"),
+    (lambda r: r["metrics"].update(parseable_score=[1]), "field 'metrics.parseable_score' is not a number (got list)"),
+    (lambda r: r.update(errors=[{"type": "X", "message": {"a": 1}}]), "field 'errors[0].message' is not a string (got dict)"),
+    (lambda r: r.update(errors=["boom"]), "field 'errors[0]' is not an object (got str)"),
+    (lambda r: r["agent"].update(model=["m"]), "field 'agent.model' is not a string (got list)"),
+    (lambda r: r["agent"].update(sampling=[0.0]), "field 'agent.sampling' is not an object (got list)"),
+    (lambda r: r.update(rewards=[1.0]), "field 'rewards' is not an object (got list)"),
+    (lambda r: r["nodes"].__setitem__(1, "reply"), "field 'nodes[1]' is not an object (got str)"),
+    (lambda r: r["nodes"][1].update(message="hi"), "field 'nodes[1].message' is not an object (got str)"),
+]
+
+
+@pytest.mark.parametrize("mutate, message", WRONG_TYPES, ids=[m for _, m in WRONG_TYPES])
+def test_field_of_the_wrong_type(tmp_path, mutate, message):
+    row = trace_row(1)
+    mutate(row)
+    path = write_lines(tmp_path, [good(0), json.dumps(row) + "\n"])
+    fails(path, f"{path}:2: {message}")
+
+
+@pytest.mark.parametrize(
+    "where, field",
+    [("reply", "nodes[1].message.content"), ("info", "info.note"), ("data", "task.data.prompt")],
+)
+def test_lone_surrogate(tmp_path, where, field):
+    row = trace_row(1)
+    if where == "reply":
+        row["nodes"][1]["message"]["content"] = "<score>1</score> \ud800"
+    elif where == "info":
+        row["info"]["note"] = "x\udc00"
+    else:
+        row["task"]["data"]["prompt"] = "q\ud834"
+    path = write_lines(tmp_path, [json.dumps(row) + "\n"])  # ensure_ascii writes the \uXXXX escape
+    fails(path, f"{path}:1:", f"field '{field}'", "lone surrogate")
+
+
+def test_v0_row_checks(tmp_path):
+    row = {
+        "prompt": [{"role": "user", "content": "q"}],
+        "completion": [{"role": "assistant", "content": "x\ud800"}],
+        "reward": 1.0,
+        "info": {"task_data": {"idx": 0, "benchmark": "medfact-bench"}},
+    }
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    fails(path, f"{path}:1:", "field 'completion'", "lone surrogate")
+    row["completion"] = "ok"
+    row["info"]["task_data"]["idx"] = "zero"
+    path.write_text(json.dumps(row) + "\n")
+    fails(path, f"{path}:1:", "field 'info.task_data.idx' is not an integer (got str)")
+
+
+# ---------------------------------------------------------------------------- error messages
+
+
+def test_provider_error_without_message_is_described(tmp_path):
+    """verifiers records a connection reset as ProviderError with an empty message and
+    status 503 (httpx.ReadError('')); the record still says what kind of failure it was."""
+    errors = [{"type": "ProviderError", "message": "", "status_code": 503}]
+    timeout = [{"type": "ProviderError", "message": "", "status_code": 504}]
+    other = [{"type": "HarnessError", "message": "  "}]
+    path = write_lines(tmp_path, [json.dumps(trace_row(i, reply=None, errors=e)) + "\n" for i, e in enumerate([errors, timeout, other])])
+    messages = [r.error_message for r in iter_traces(path)]
+    assert messages[0].startswith("ProviderError: no detail recorded (503: the connection to the endpoint failed")
+    assert "reset" in messages[0]
+    assert messages[1] == "ProviderError: no detail recorded (504: the request to the endpoint timed out)"
+    assert messages[2] == "HarnessError: no detail recorded"
+
+
+def test_provider_error_with_message_is_kept(tmp_path):
+    errors = [{"type": "ProviderError", "message": "upstream 500: boom", "status_code": 500}]
+    path = write_lines(tmp_path, [json.dumps(trace_row(0, reply=None, errors=errors)) + "\n"])
+    assert next(iter_traces(path)).error_message == "ProviderError: upstream 500: boom"
+
+
+# ---------------------------------------------------------------------------- through the CLI
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory) -> list[str]:
+    """Real MedFact-Bench trace lines: `medhal score` on three rows of ours."""
+    from tests.medfact_bench.fixtures import rows
+    from tests.tables import write_jsonl
+
+    tmp = tmp_path_factory.mktemp("scored")
+    dataset = write_jsonl(tmp / "medfact.jsonl", rows(3))
+    predictions = tmp / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps({"idx": i, "reply": "<score>2</score>"}) + "\n" for i in range(3)))
+    proc = medhal_main("score", "medfact-bench", "--predictions", str(predictions), "--dataset-path", str(dataset),
+                       "-o", str(tmp / "out"))
+    assert proc.returncode == 0, proc.stderr
+    return (tmp / "out" / "traces.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("case", ["deep", "long-idx", "utf16-line"])
+def test_report_exits_2_with_one_line(tmp_path, scored, case):
+    lines: list[str | bytes] = list(scored)
+    if case == "deep":
+        lines[1], fragments = "[" * 100_000 + "\n", ("nested too deeply",)
+    elif case == "long-idx":
+        lines[1] = lines[1].replace('"idx":1,', '"idx":' + "9" * 5001 + ",").replace('"idx": 1,', '"idx": ' + "9" * 5001 + ",")
+        assert "9" * 5001 in lines[1]
+        fragments = ("field 'task.data.idx'", "5001 digits")
+    else:
+        lines[1], fragments = lines[1].encode("utf-16-le"), ("not valid JSON", "expected UTF-8")
+    path = write_lines(tmp_path, lines)
+    proc = medhal_main("report", str(path), "-o", str(tmp_path / "report"))
+    clean_exit_2(proc, f"{path}:2:", *fragments)
+    assert not (tmp_path / "report" / "report.json").exists()
