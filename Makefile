@@ -9,10 +9,27 @@ export MEDHAL_SHARED_DATA ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 UV_BIN := $(shell command -v uv 2>/dev/null || { python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)" >&2; python3 -c "import uv; print(uv.find_uv_bin())"; })
 export PATH := $(dir $(UV_BIN)):$(PATH)
 
-.PHONY: test demo
+.PHONY: test demo build release-check publish fingerprints
 
 test:
 	uv run --locked pytest
 
 demo:
 	uv run --locked medhal demo
+
+# Releases (RELEASING.md). `build`: all four packages into dist/ (MEDHAL_DIST), metadata and
+# contents checked. `release-check`: that, plus each environment installed in a fresh venv from
+# wheels + PyPI and run there; prints the publish commands. `publish`: publishes what the tag in
+# RELEASE_TAG / GITHUB_REF_NAME names (stdlib only: no project sync on the release runner).
+build:
+	uv run --locked python scripts/release_check.py build
+
+release-check:
+	uv run --locked python scripts/release_check.py all
+
+publish:
+	uv run --no-project --python ">=3.11" python scripts/release_check.py publish
+
+# Re-record tests/scoring_fingerprints.json after a version bump (RELEASING.md).
+fingerprints:
+	uv run --locked python -m tests.test_scoring_fingerprint --update

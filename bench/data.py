@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 import os
 import random
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, shared_data
+from common import shared_data
 
 
 @dataclass
@@ -32,8 +31,9 @@ class Bench:
     """(directory, rows) -> the taskset options that load the file(s) written there."""
     replies: Callable[[], list[str]]
     parse_score: Callable[[Any, str], Any] = lambda data, reply: None
-    """(task data, reply) -> the benchmark's pure parse + grade of one reply (what its
-    reward functions compute, without the trace around it)."""
+    """(task data, reply) -> the benchmark's pure reading + grading of one reply under every
+    reading convention (`<package>.scoring.score`: what its one metric computes, without
+    the trace around it)."""
     available: Callable[[], str | None] = lambda: None
     """None when usable now, else why not (e.g. the environment is not written yet)."""
 
@@ -59,7 +59,7 @@ def _medfact_sources() -> tuple[str, list[str], list[str]]:
 
 
 def medfact_rows(n: int) -> list[dict]:
-    from medfact_bench.taskset import COMPONENTS
+    from medfact_bench.benchmark import COMPONENTS
 
     system, prompts, _ = _medfact_sources()
     labels = ("SUPPORT", "NEI", "CONTRADICT")
@@ -88,11 +88,10 @@ def _write_medfact(directory: Path, n: int) -> dict[str, Any]:
     return {"dataset_path": str(path)}
 
 
-def _medfact_parse_score(data: Any, reply: str) -> tuple:
-    from medfact_bench.scoring import parse_reply, strict_format
+def _medfact_parse_score(data: Any, reply: str) -> Any:
+    from medfact_bench.scoring import score
 
-    parsed = parse_reply(reply)
-    return parsed.label == data.label, parsed.score is not None, strict_format(reply)
+    return score(data, reply)
 
 
 MEDFACT = Bench(
@@ -125,7 +124,7 @@ def _halt_rows(name: str) -> list[dict]:
 def _write_med_halt(directory: Path, n: int) -> dict[str, Any]:
     """n items over the seven sets in the complete benchmark's proportions, each set's
     rows cycled from its real sample rows (full official columns) with fresh ids."""
-    from med_halt.sets import FULL_SIZE, SETS
+    from med_halt.benchmark import FULL_SIZE, SETS
 
     out = directory / f"med-halt-{n}"
     if not out.exists():
@@ -145,7 +144,7 @@ def _halt_replies() -> list[str]:
     """Real deepseek-r1-7b answers (as upstream kept them: the answer dict), written back
     as replies in the three shapes models use: a bare dict, JSON after a reasoning block,
     and a dict followed by an invented next example."""
-    from med_halt.sets import SETS
+    from med_halt.benchmark import SETS
 
     replies = []
     for name in SETS:
@@ -162,12 +161,9 @@ def _halt_replies() -> list[str]:
 
 
 def _halt_parse_score(data: Any, reply: str) -> Any:
-    from med_halt.scoring import grade
+    from med_halt.scoring import score
 
-    return grade(
-        data.test_set, reply, data.gold, data.rule, verdict_gold=data.verdict_gold,
-        decline_options=data.decline_options, paper_exists=data.paper_exists,
-    )
+    return score(data, reply)
 
 
 MED_HALT = Bench(
@@ -205,7 +201,7 @@ def _write_medhallu(directory: Path, n: int) -> dict[str, Any]:
 
 
 def _hallu_replies() -> list[str]:
-    """No real model outputs are available offline: the shapes the parser documents."""
+    """No real model outputs are available offline: the shapes the readers document."""
     return [
         "1", "0", "2", "Answer: 1", "**0**", "1 (hallucinated)",
         "<think>\nThe answer claims a mechanism the abstract does not report.\n</think>\n1",
@@ -214,10 +210,10 @@ def _hallu_replies() -> list[str]:
     ]
 
 
-def _hallu_parse_score(data: Any, reply: str) -> float:
-    from medhallu.scoring import parse_reply, reward
+def _hallu_parse_score(data: Any, reply: str) -> Any:
+    from medhallu.scoring import score
 
-    return reward(parse_reply(reply, data.not_sure_offered), data.label, data.not_sure_reward)
+    return score(data, reply)
 
 
 MEDHALLU = Bench(
@@ -233,33 +229,16 @@ MEDHALLU = Bench(
 BENCHES: dict[str, Bench] = {b.env_id: b for b in (MEDFACT, MED_HALT, MEDHALLU)}
 
 
-def asset_env(directory: Path) -> dict[str, str]:
-    """Environment variables that let every benchmark read its prompt assets offline:
-    Med-HALT's pinned files from shared data, and a MedHallu script of the authors' shape
-    holding the authors' strings from shared data (its hash accepted explicitly). Also
-    applied to this process."""
+def asset_env() -> dict[str, str]:
+    """Environment variables that let every benchmark read its pinned prompt assets offline:
+    `MEDHAL_ASSETS_DIR` pointed at shared data, which holds them under their asset names
+    (Med-HALT's prompt files, the MedHallu authors' script), checked against the pinned
+    hashes as always. Also applied to this process."""
     root = shared_data()
     if root is None:
         return {}
-    sys.path.insert(0, str(ROOT))
-    from tests.medhallu_fixtures import official_strings, prompt_script
-
-    from medhal.assets import sha256_file
-    from medhallu.taskset import PROMPT_ASSET
-
-    assets = directory / "assets"
-    assets.mkdir(exist_ok=True)
-    if not (assets / "medhalt").exists():
-        (assets / "medhalt").symlink_to(root / "medhalt")
-    script = assets / PROMPT_ASSET.name
-    script.parent.mkdir(parents=True, exist_ok=True)
-    script.write_text(prompt_script(official_strings(root)), encoding="utf-8")
-    env = {
-        "MEDHAL_ASSETS_DIR": str(assets),
-        "MEDHAL_ASSET_SHA256": json.dumps({PROMPT_ASSET.name: sha256_file(script)}),
-    }
+    env = {"MEDHAL_ASSETS_DIR": str(root)}
     os.environ.update(env)
-    PROMPT_ASSET.__dict__.pop("data", None)
     return env
 
 

@@ -5,8 +5,11 @@ The rows are real `eval` rows: the script first runs `eval` against a scripted e
 that answers with realistic replies (and fails about 2% of the items, so error rows are
 in the mix), then repeats those rows, each with its own idx and id, up to the target
 count. Both the report and the floor run as fresh processes (`wait4` gives their CPU
-time and peak resident memory); the report's own phases (reading, figures, plots) are
-timed in-process too. Runs at several sizes show how memory grows with the rows.
+time and peak resident memory); the report runs twice, with and without plots, and its
+own phases (imports, reading, figures, rendering, plots) are timed in-process too. Runs
+at several sizes show how peak memory grows with the rows. The start-up of `medhal
+report` and `medhal score` (a handful of items) is measured apart, with the slowest
+imports (`python -X importtime`).
 
     uv run python bench/report_speed.py               # 100,000 rows per benchmark
     uv run python bench/report_speed.py --quick       # 20,000 rows
@@ -34,27 +37,34 @@ FLOOR = "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(
 PHASES = """
 import json, sys, time
 t0 = time.perf_counter()
-from medhal.cli import _benchmark_of
-from medhal.registry import report_spec
-from medhal.report import build_report, read_run, to_markdown
-from medhal.plots import write_plots
 from pathlib import Path
+from medhal.registry import report_spec
+from medhal.report import build_report, read_run
+from medhal.report_files import _benchmark_of, render
 t1 = time.perf_counter()
-path, out = Path(sys.argv[1]), Path(sys.argv[2])
+path = Path(sys.argv[1])
 spec = report_spec(_benchmark_of(path))
 t2 = time.perf_counter()
-summary = read_run(path, spec)
+run = read_run(path, spec)
 t3 = time.perf_counter()
-report = build_report(summary, spec)
+report = build_report(run)
+report["headline"] = list(spec.headline)
 t4 = time.perf_counter()
-write_plots(report, out)
-to_markdown(report, spec)
+files = render(report, plots=False)
 t5 = time.perf_counter()
+from medhal.plots import render_plots
+t6 = time.perf_counter()
+images = render_plots(report)
+t7 = time.perf_counter()
 print(json.dumps({
     "imports_s": t1 - t0, "env_import_s": t2 - t1, "read_s": t3 - t2, "figures_s": t4 - t3,
-    "plots_markdown_s": t5 - t4, "items": len(summary.items),
+    "render_s": t5 - t4, "plots_import_s": t6 - t5, "plots_s": t7 - t6, "items": run.n, "plots": len(images),
+    "verifiers_imported": sorted(m for m in sys.modules if m == "verifiers" or m.startswith("verifiers.")),
+    "tasksets_imported": sorted(m for m in sys.modules if m.endswith(".taskset")),
 }))
 """
+STARTUP = "import sys, time\nt = time.perf_counter()\nimport {module}\nprint(time.perf_counter() - t)\n"
+"""Seconds one import takes in a fresh interpreter (its share of a command's start-up)."""
 
 
 def template_rows(bench, tmp: Path, env: dict[str, str]) -> list[dict]:
@@ -90,16 +100,105 @@ def template_rows(bench, tmp: Path, env: dict[str, str]) -> list[dict]:
 
 
 def expand(templates: list[dict], n: int, path: Path) -> dict:
-    """Write n rows cycling the templates, each with its own id and idx."""
+    """Write n rows cycling the templates, each with its own id and idx, and the selection
+    of an n-task run (so the report reads a complete run, as it would a real one)."""
     errors = 0
     with open(path, "w", encoding="utf-8") as f:
         for i in range(n):
             t = templates[i % len(templates)]
-            data = {**t["task"]["data"], "idx": i}
+            selection = {**t["task"]["data"].get("selection", {}), "n_expected": n, "num_tasks": n}
+            data = {**t["task"]["data"], "idx": i, "selection": selection}
             row = {**t, "id": f"{i:032x}", "task": {**t["task"], "data": data}}
             errors += bool(row.get("errors"))
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
     return {"rows": n, "errored_rows": errors, "mib": path.stat().st_size / 2**20}
+
+
+SCORE_PHASES = """
+import asyncio, json, sys, time
+from pathlib import Path
+t0 = time.perf_counter()
+from medhal.cli import parse_taskset_options, taskset_config
+from medhal.registry import report_spec
+from medhal.report_files import report_runs
+from medhal.scoring import read_predictions, score_tasks, write_traces
+t1 = time.perf_counter()
+from verifiers.v1.loaders import taskset_class
+t2 = time.perf_counter()
+env_id, predictions, dataset, out = sys.argv[1], Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
+report_spec(env_id)
+config = taskset_config(env_id, {"dataset_path": dataset})
+cls = taskset_class(env_id)
+t3 = time.perf_counter()
+tasks = cls(config).select()
+t4 = time.perf_counter()
+replies = read_predictions(predictions, {t.data.idx for t in tasks})
+traces = asyncio.run(score_tasks(tasks, replies, "offline"))
+write_traces(traces, out)
+t5 = time.perf_counter()
+report_runs([out], out, env_id, plots=False)
+t6 = time.perf_counter()
+print(json.dumps({
+    "medhal_imports_s": t1 - t0, "verifiers_import_s": t2 - t1, "taskset_import_s": t3 - t2,
+    "build_tasks_s": t4 - t3, "score_write_s": t5 - t4, "report_s": t6 - t5, "tasks": len(tasks),
+}))
+"""
+
+
+def import_breakdown(code: str, env: dict[str, str], top: int = 10) -> list[dict]:
+    """Where the start-up of `code` goes: the packages it imports (first name component),
+    slowest first, each with the longest cumulative import time `python -X importtime`
+    reports for it or one of its modules (a package's figure includes what it imports)."""
+    m = run_measured([sys.executable, "-X", "importtime", "-c", code], env=env)
+    packages: dict[str, float] = {}
+    for line in m.stderr.splitlines():
+        if not line.startswith("import time:") or line.count("|") != 2:
+            continue
+        _, cumulative, name = line.split(":", 1)[1].split("|")
+        if cumulative.strip().isdigit():
+            root = name.strip().split(".")[0]
+            packages[root] = max(packages.get(root, 0.0), int(cumulative) / 1e6)
+    ranked = sorted(packages.items(), key=lambda kv: -kv[1])[:top]
+    return [{"package": name, "cumulative_s": seconds} for name, seconds in ranked]
+
+
+def startup(bench, tmp: Path, env: dict[str, str]) -> dict:
+    """Start-up of `medhal report` and `medhal score` on a handful of items, the fixed cost
+    every run pays whatever its size, and where it goes."""
+    options = bench.write_dataset(tmp, 20)
+    dataset = options["dataset_path"]
+    replies = bench.replies()
+    predictions = tmp / f"predictions-{bench.env_id}.jsonl"
+    predictions.write_text("".join(json.dumps({"idx": i, "reply": replies[i % len(replies)]}) + "\n" for i in range(20)))
+    out = tmp / f"score-{bench.env_id}"
+    argv = [str(BIN / "medhal"), "score", bench.env_id, "--predictions", str(predictions), "-o", str(out), "--no-plots"]
+    for key, value in options.items():
+        argv += [f"--taskset.{key.replace('_', '-')}", value]
+    score = run_measured(argv, env=env)
+    if score.returncode != 0:
+        raise SystemExit(f"medhal score {bench.env_id} exited {score.returncode}:\n{score.stderr[-3000:]}")
+    report = run_measured([str(BIN / "medhal"), "report", str(out), "-o", str(tmp / "startup-report"), "--no-plots",
+                           "--max-error-rate", "1", "--allow-incomplete"], env=env)
+    if report.returncode != 0:
+        raise SystemExit(f"medhal report (start-up) exited {report.returncode}:\n{report.stderr[-3000:]}")
+    phases = run_measured([sys.executable, "-c", SCORE_PHASES, bench.env_id, str(predictions), dataset, str(tmp / "score-phases")], env=env)
+    if phases.returncode != 0:
+        raise SystemExit(f"score phase timing failed:\n{phases.stderr[-3000:]}")
+    bare = run_measured([sys.executable, "-c", "pass"])
+    return {
+        "python_s": bare.wall_s,
+        "report_small_s": report.wall_s, "report_small_rss_mib": report.max_rss_mib,
+        "score_small_s": score.wall_s, "score_small_rss_mib": score.max_rss_mib,
+        "score_phases": json.loads(phases.stdout.strip().splitlines()[-1]),
+        "report_imports": import_breakdown(
+            "import medhal.cli, medhal.report_files, medhal.markdown, medhal.html\n"
+            f"from medhal.registry import report_spec; report_spec({bench.env_id!r})", env
+        ),
+        "score_imports": import_breakdown(
+            f"import medhal.cli, medhal.scoring\nfrom verifiers.v1.loaders import taskset_class; taskset_class({bench.env_id!r})",
+            env,
+        ),
+    }
 
 
 def main() -> None:
@@ -114,55 +213,74 @@ def main() -> None:
     results: dict = {"sizes": sizes, "benchmarks": {}}
     with tempfile.TemporaryDirectory(prefix="medhal-report-") as tmpdir:
         tmp = Path(tmpdir)
-        env = asset_env(tmp)
+        env = asset_env()
         for bench in usable(ns.bench):
             templates = template_rows(bench, tmp, env)
             per = results["benchmarks"][bench.env_id] = {"template_rows": len(templates), "runs": {}}
+            per["startup"] = startup(bench, tmp, env)
             for n in sizes:
                 trace_file = tmp / f"{bench.env_id}-{n}" / "traces.jsonl"
                 trace_file.parent.mkdir()
                 info = expand(templates, n, trace_file)
+                command = [str(BIN / "medhal"), "report", str(trace_file), "--max-error-rate", "1"]
+                # The floor and both reports back to back, so they see the same machine load.
                 floor = run_measured([sys.executable, "-c", FLOOR, str(trace_file)])
-                rep = run_measured(
-                    [str(BIN / "medhal"), "report", str(trace_file), "-o", str(tmp / "out"), "--max-error-rate", "1"], env=env
-                )
-                if rep.returncode != 0:
-                    raise SystemExit(f"medhal report exited {rep.returncode}:\n{rep.stderr[-3000:]}")
+                rep = run_measured([*command, "-o", str(tmp / "out")], env=env)
+                bare = run_measured([*command, "-o", str(tmp / "out-no-plots"), "--no-plots"], env=env)
+                for m in (rep, bare):
+                    if m.returncode != 0:
+                        raise SystemExit(f"medhal report exited {m.returncode}:\n{m.stderr[-3000:]}")
                 report = json.loads((tmp / "out" / "report.json").read_text())
                 assert report["n"] == n and report["n_errors"] == info["errored_rows"], (report["n"], report["n_errors"], info)
-                phases = run_measured([sys.executable, "-c", PHASES, str(trace_file), str(tmp / "out-phases")], env=env)
+                assert report["complete"], "the expanded run should read as complete"
+                phases = run_measured([sys.executable, "-c", PHASES, str(trace_file)], env=env)
                 if phases.returncode != 0:
                     raise SystemExit(f"phase timing failed:\n{phases.stderr[-3000:]}")
-                run = per["runs"][n] = {
+                p = json.loads(phases.stdout.strip().splitlines()[-1])
+                if p["verifiers_imported"] or p["tasksets_imported"]:
+                    raise SystemExit(f"the report imported {p['verifiers_imported'][:3]} {p['tasksets_imported'][:3]}")
+                startup_s = p["imports_s"] + p["env_import_s"]
+                per["runs"][n] = run = {
                     **info,
                     "floor_s": floor.wall_s, "floor_rss_mib": floor.max_rss_mib,
                     "report_s": rep.wall_s, "report_cpu_s": rep.cpu_s, "report_rss_mib": rep.max_rss_mib,
+                    "no_plots_s": bare.wall_s, "no_plots_cpu_s": bare.cpu_s, "no_plots_rss_mib": bare.max_rss_mib,
                     "ratio": rep.wall_s / floor.wall_s,
-                    "phases": json.loads(phases.stdout.strip().splitlines()[-1]),
+                    "ratio_no_plots": bare.wall_s / floor.wall_s,
+                    "startup_s": startup_s,
+                    "ratio_without_startup": (bare.wall_s - startup_s) / floor.wall_s,
+                    "phases": p,
                 }
-                startup = run["phases"]["imports_s"] + run["phases"]["env_import_s"]
-                run["startup_s"] = startup
-                run["ratio_without_startup"] = (rep.wall_s - startup) / floor.wall_s
                 print(
-                    f"{bench.env_id} {n:,} rows ({info['mib']:.0f} MiB): report {rep.wall_s:.1f} s, floor {floor.wall_s:.1f} s "
-                    f"(x{run['ratio']:.2f}), peak RSS {rep.max_rss_mib:.0f} MiB",
+                    f"{bench.env_id} {n:,} rows ({info['mib']:.0f} MiB): floor {floor.wall_s:.1f} s, report "
+                    f"{rep.wall_s:.1f} s (x{run['ratio']:.2f}), --no-plots {bare.wall_s:.1f} s (x{run['ratio_no_plots']:.2f}), "
+                    f"peak RSS {rep.max_rss_mib:.0f} / {bare.max_rss_mib:.0f} MiB",
                     flush=True,
                 )
                 trace_file.unlink()
-    rows = []
+    rows, growth = [], []
     for env_id, per in results["benchmarks"].items():
         for n, r in per["runs"].items():
             p = r["phases"]
             rows.append([
-                env_id, n, r["mib"], r["errored_rows"], r["floor_s"], r["report_s"], r["ratio"], r["startup_s"],
-                r["ratio_without_startup"], p["read_s"], p["figures_s"], p["plots_markdown_s"], r["floor_rss_mib"], r["report_rss_mib"],
+                env_id, n, r["mib"], r["floor_s"], r["report_s"], r["ratio"], r["no_plots_s"], r["ratio_no_plots"],
+                r["startup_s"], p["read_s"], p["figures_s"], p["render_s"], p["plots_import_s"] + p["plots_s"],
+                r["floor_rss_mib"], r["report_rss_mib"], r["no_plots_rss_mib"],
             ])
+        lo, hi = per["runs"][min(per["runs"])], per["runs"][max(per["runs"])]
+        span = hi["rows"] - lo["rows"]
+        per["rss_kib_per_row"] = (hi["report_rss_mib"] - lo["report_rss_mib"]) * 1024 / span
+        per["rss_kib_per_row_no_plots"] = (hi["no_plots_rss_mib"] - lo["no_plots_rss_mib"]) * 1024 / span
+        growth.append([env_id, per["rss_kib_per_row"], per["rss_kib_per_row_no_plots"]])
     print()
     print(table(
-        ["benchmark", "rows", "MiB", "errored", "floor s", "report s", "report / floor", "start-up s (imports)",
-         "report / floor after start-up", "read s", "figures s", "plots+md s", "floor peak RSS MiB", "report peak RSS MiB"],
+        ["benchmark", "rows", "MiB", "floor s", "report s", "report / floor", "--no-plots s", "--no-plots / floor",
+         "start-up s", "read s", "figures s", "json+md+html s", "plots s", "floor RSS MiB", "report RSS MiB",
+         "--no-plots RSS MiB"],
         rows,
     ))
+    print()
+    print(table(["benchmark", "peak RSS growth KiB/row", "--no-plots KiB/row"], growth))
     path = write_json(out_dir(ns.out, ns.quick), "report_speed" + ("-quick" if ns.quick else ""), results)
     print(f"\nwrote {path}")
 

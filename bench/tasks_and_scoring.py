@@ -4,9 +4,11 @@
   every task, as `eval` does before its first rollout (`Taskset.select()`), in this
   process after imports. The first build also reads and checks the prompt assets; the
   next ones show the steady cost. MedFact-Bench target: 14,274 tasks in under 2 s.
-- Scoring cost: microseconds per reply for the benchmark's pure parse + grade, and for
-  the full `Task.score` a rollout runs (the trace built around the reply, every reward and
-  metric), over realistic replies (real model outputs where shared data has them).
+- Scoring cost: microseconds per reply for the benchmark's pure reading + grading
+  (`<package>.scoring.score`: the reply read under all three conventions and graded), and
+  for the full `Task.score` a rollout runs (the trace built around the reply, the one
+  metric and the reward), over realistic replies (real model outputs where shared data
+  has them).
 
     uv run python bench/tasks_and_scoring.py [--quick] [--bench medfact-bench ...]
 """
@@ -27,9 +29,17 @@ from common import out_dir, table, write_json  # noqa: E402
 from data import BENCHES, asset_env, usable  # noqa: E402
 
 
-def build(env_id: str, options: dict) -> tuple[float, int]:
-    from medhal.cli import load_tasks
+def load_tasks(env_id: str, options: dict) -> list:
+    """Every task of the run these options select, built as `eval` builds them: the
+    environment's own config model, then `Taskset.select()` (as `medhal score` does)."""
+    from verifiers.v1.loaders import taskset_class
 
+    from medhal.cli import taskset_config
+
+    return taskset_class(env_id)(taskset_config(env_id, options)).select()
+
+
+def build(env_id: str, options: dict) -> tuple[float, int]:
     start = time.perf_counter()
     tasks = load_tasks(env_id, options)
     return time.perf_counter() - start, len(tasks)
@@ -80,7 +90,7 @@ def main() -> None:
     results: dict = {"build": {}, "scoring": {}}
     with tempfile.TemporaryDirectory(prefix="medhal-tasks-") as tmpdir:
         tmp = Path(tmpdir)
-        asset_env(tmp)
+        asset_env()
         for bench in usable(ns.bench):
             size = bench.full_size // 10 if ns.quick else bench.full_size
             options = bench.write_dataset(tmp, size)
@@ -93,8 +103,6 @@ def main() -> None:
                 "per_item_us": min(times) / n * 1e6,
             }
             print(f"{bench.env_id}: built {n:,} tasks in {times[0]:.2f} s (best {min(times):.2f} s)", flush=True)
-            from medhal.cli import load_tasks
-
             tasks = load_tasks(bench.env_id, options)
             results["scoring"][bench.env_id] = r = scoring_cost(bench, tasks, bench.replies(), 2000 if ns.quick else 20000)
             print(f"{bench.env_id}: parse+grade {r['parse_score_us']:.1f} us/reply, Task.score {r['task_score_us']:.1f} us/reply", flush=True)

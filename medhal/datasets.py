@@ -46,7 +46,7 @@ is smaller than some real article cells; a bound stays so a broken quote cannot 
 cell swallow an unbounded file without limit."""
 
 LIBRARY_LOGGER = "verifiers.v1"
-Rows = TypeVar("Rows", bound=Sequence)
+Rows = TypeVar("Rows", bound=Sequence[Any])
 
 
 class DatasetError(ValueError):
@@ -65,7 +65,7 @@ class HubDataset:
 
 @dataclass(frozen=True)
 class LoadedRows:
-    rows: list[dict]
+    rows: list[dict[str, Any]]
     provenance: dict[str, str]
     """`dataset`, and `revision` (Hub) or `path` + `sha256` (local file)."""
     origin: str
@@ -87,14 +87,15 @@ def _read_json(path: Path, suffix: str, duplicates: DuplicateKeys) -> tuple[list
     text = _text(path)
     if suffix == ".json" and text.lstrip().startswith("["):
         try:
-            rows = loads_json(text, duplicates)
+            array: list[Any] = loads_json(text, duplicates)
         except UnreadableText as e:
             if e.line is not None:
                 raise DatasetError(f"{path}:{e.line}:{e.column}: {e}") from None
-            line = first_deep_line(text, 256)
-            raise DatasetError(f"{path}{f':{line}' if line else ''}: {e}") from None
-        return rows, [None] * len(rows)
-    rows, lines = [], []
+            deep = first_deep_line(text, 256)
+            raise DatasetError(f"{path}{f':{deep}' if deep else ''}: {e}") from None
+        return array, [None] * len(array)
+    rows: list[Any] = []
+    lines: list[int | None] = []
     # Split on "\n" only: str.splitlines() also breaks at U+2028/U+2029 and other
     # separators that JSON strings may hold unescaped.
     for number, line in enumerate(text.split("\n"), start=1):
@@ -108,14 +109,14 @@ def _read_json(path: Path, suffix: str, duplicates: DuplicateKeys) -> tuple[list
     return rows, lines
 
 
-def _read_csv(path: Path, duplicated: list[str]) -> tuple[list[dict], list[int | None]]:
+def _read_csv(path: Path, duplicated: list[str]) -> tuple[list[dict[str, Any]], list[int | None]]:
     """Rows as dicts keyed by the header (`utf-8-sig`: a byte-order mark is not part of
     the first column's name), and the line each row starts on."""
     text = _text(path)
     if csv.field_size_limit() < CSV_FIELD_LIMIT:
         csv.field_size_limit(CSV_FIELD_LIMIT)
     reader = csv.reader(io.StringIO(text, newline=""))
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     lines: list[int | None] = []
     header: list[str] | None = None
     start = 1
@@ -137,7 +138,7 @@ def _read_csv(path: Path, duplicated: list[str]) -> tuple[list[dict], list[int |
                         f"{path}:{start}: row {len(rows) + 1} has {len(cells)} cells but the header has "
                         f"{len(header)} columns (an unquoted comma or a broken quote?)"
                     )
-                rows.append(dict(zip(header, cells + [None] * (len(header) - len(cells)))))
+                rows.append(dict(zip(header, cells + [None] * (len(header) - len(cells)), strict=True)))
                 lines.append(start)
             start = reader.line_num + 1
     except csv.Error as e:
@@ -145,7 +146,7 @@ def _read_csv(path: Path, duplicated: list[str]) -> tuple[list[dict], list[int |
     return rows, lines
 
 
-def _read_parquet(path: Path) -> list[dict]:
+def _read_parquet(path: Path) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
     try:
@@ -153,16 +154,18 @@ def _read_parquet(path: Path) -> list[dict]:
     except Exception as e:  # pyarrow raises several types for a corrupt or foreign file
         detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise DatasetError(f"{path}: not a readable parquet file ({detail})") from None
-    columns: dict[str, list] = {}
-    for name, column in zip(table.column_names, table.columns):
+    columns: dict[str, list[Any]] = {}
+    for name, column in zip(table.column_names, table.columns, strict=True):
         try:
             columns[name] = column.to_pylist()
         except (UnicodeDecodeError, ValueError) as e:
-            raise DatasetError(f"{path}: row {_bad_parquet_row(column)} field {name!r} is not valid UTF-8 text ({e})") from None
-    return [dict(zip(columns, values)) for values in zip(*columns.values())] if columns else []
+            raise DatasetError(
+                f"{path}: row {_bad_parquet_row(column)} field {name!r} is not valid UTF-8 text ({e})"
+            ) from None
+    return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
-def _bad_parquet_row(column) -> int | str:
+def _bad_parquet_row(column: Any) -> int | str:
     number = 0
     for chunk in column.chunks:
         for i in range(len(chunk)):
@@ -224,22 +227,21 @@ def check_cells(rows: Iterable[Any], origin: str, lines: Sequence[int | None] | 
                 raise DatasetError(f"{_where(origin, number, line)} field {field!r} {problem}")
 
 
-def _warn_extras(rows: list[dict], columns: Iterable[str] | None, origin: str) -> None:
+def _warn_extras(rows: list[dict[str, Any]], columns: Iterable[str] | None, origin: str) -> None:
     if columns is None:
         return
     wanted = set(columns)
     extra: dict[str, None] = {}
     for row in rows:
         for key in row:
-            if key not in wanted and key not in extra:
+            # "_note"-style columns annotate a file (our demo rows say who wrote them).
+            if key not in wanted and key not in extra and not str(key).startswith("_"):
                 extra[key] = None
     if extra:
-        warn(
-            "%s: column(s) %s are not read by this benchmark (ignored)", origin, ", ".join(map(repr, extra))
-        )
+        warn("%s: column(s) %s are not read by this benchmark (ignored)", origin, ", ".join(map(repr, extra)))
 
 
-def _read_local(path: Path, columns: Iterable[str] | None = None) -> list[dict]:
+def _read_local(path: Path, columns: Iterable[str] | None = None) -> list[dict[str, Any]]:
     suffix = path.suffix.lower()
     lines: list[int | None] = []
     if suffix == ".parquet":
@@ -250,7 +252,8 @@ def _read_local(path: Path, columns: Iterable[str] | None = None) -> list[dict]:
         if duplicated:
             warn(
                 "%s: the header repeats column(s) %s; the last one of each is used",
-                path, ", ".join(map(repr, duplicated)),
+                path,
+                ", ".join(map(repr, duplicated)),
             )
     elif suffix in (".jsonl", ".json"):
         duplicates = DuplicateKeys()
@@ -258,7 +261,8 @@ def _read_local(path: Path, columns: Iterable[str] | None = None) -> list[dict]:
         if duplicates.keys:
             warn(
                 "%s: duplicate JSON key(s) %s in an object; the last value of each is used",
-                path, ", ".join(map(repr, duplicates.keys)),
+                path,
+                ", ".join(map(repr, duplicates.keys)),
             )
     else:
         raise DatasetError(
@@ -310,7 +314,7 @@ def load_rows(
     )
 
 
-def require_columns(rows: list[dict], columns: tuple[str, ...], origin: str) -> None:
+def require_columns(rows: list[dict[str, Any]], columns: tuple[str, ...], origin: str) -> None:
     """Fail on the first row missing a required column, naming it."""
     for number, row in enumerate(rows, start=1):
         missing = [c for c in columns if c not in row]

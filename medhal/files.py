@@ -17,7 +17,7 @@ import contextlib
 import json
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,9 +47,13 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str = "utf-8") -> I
         raise ValueError(f"atomic_open writes whole files: mode must be 'w' or 'wb', not {mode!r}")
     path = Path(path)
     tmp = _temp_path(path)
-    binary = "b" in mode
-    # "x": never write into a file that already exists under the temporary name.
-    f = open(tmp, "xb" if binary else "x", **({} if binary else {"encoding": encoding, "newline": ""}))
+    # "x": never write into a file that already exists under the temporary name. Not a
+    # `with` block: the file is closed below, and renamed only when complete.
+    f: IO[Any]
+    if "b" in mode:
+        f = open(tmp, "xb")  # noqa: SIM115
+    else:
+        f = open(tmp, "x", encoding=encoding, newline="")  # noqa: SIM115
     try:
         yield f
         f.flush()
@@ -110,7 +114,8 @@ def decode_utf8(data: bytes, first_line: int = 1, offset: int = 0) -> str:
     nul = data.find(b"\x00", 0, 4)
     if nul >= 0:
         raise UnreadableText(
-            f"NUL byte at byte offset {offset + nul} (line {first_line}): UTF-16 text or binary data; expected UTF-8",
+            f"NUL byte at byte offset {offset + nul} (line {first_line}): UTF-16 text or binary data; "
+            "expected UTF-8",
             first_line,
         )
     try:
@@ -119,7 +124,8 @@ def decode_utf8(data: bytes, first_line: int = 1, offset: int = 0) -> str:
         line = first_line + data.count(b"\n", 0, e.start)
         bad = data[e.start : e.start + 1].hex()
         raise UnreadableText(
-            f"not UTF-8 text: byte 0x{bad} at byte offset {offset + e.start} (line {line}); expected UTF-8", line
+            f"not UTF-8 text: byte 0x{bad} at byte offset {offset + e.start} (line {line}); expected UTF-8",
+            line,
         ) from None
 
 
@@ -203,14 +209,50 @@ def text_problem(value: str) -> str | None:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
-        return f"holds a character that is not valid Unicode text (lone surrogate U+{ord(value[e.start]):04X} at character {e.start + 1})"
+        code = ord(value[e.start])
+        return (
+            "holds a character that is not valid Unicode text "
+            f"(lone surrogate U+{code:04X} at character {e.start + 1})"
+        )
     return None
+
+
+def _bad_scalar(value: Any) -> bool:
+    return isinstance(value, LongNumber) or (
+        isinstance(value, str) and not value.isascii() and text_problem(value) is not None
+    )
+
+
+def _has_problem(value: Any, max_depth: int) -> bool:
+    """Whether `value_problem` would find anything: the same walk without building paths,
+    which is most of its cost on the (usual) clean value."""
+    if not isinstance(value, (dict, list)):
+        return _bad_scalar(value)
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth >= max_depth:
+            return True
+        if isinstance(item, dict):
+            if any(_bad_scalar(key) for key in item):
+                return True
+            children: Iterable[Any] = item.values()
+        else:
+            children = item
+        for child in children:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+            elif _bad_scalar(child):
+                return True
+    return False
 
 
 def value_problem(value: Any, max_depth: int) -> tuple[str, str] | None:
     """Walk a decoded JSON value (iteratively: no recursion) and return (path, problem) for
     the first string that cannot be encoded as UTF-8, integer too long to use, or nesting
     deeper than `max_depth`; None when all is well. `path` is like `[2].name` (relative)."""
+    if not _has_problem(value, max_depth):
+        return None
     stack: list[tuple[str, Any, int]] = [("", value, 0)]
     while stack:
         path, item, depth = stack.pop()

@@ -149,6 +149,7 @@ class GiveUp(Exception):
 async def send_with_retries(
     send: Callable[[], Awaitable[object]],
     max_retry_wait: float,
+    *,
     upstream_wait: Callable[[], float | None] = lambda: None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     retries: int = MAX_RETRIES,
@@ -169,12 +170,14 @@ async def send_with_retries(
                 asked = upstream_wait()
             if asked is not None and asked > max_retry_wait:
                 raise GiveUp(
-                    f"the endpoint answered {e.status_code} and asked to wait {asked:g} s (Retry-After), more than "
-                    f"harness.max_retry_wait = {max_retry_wait:g} s; not retried"
+                    f"the endpoint answered {e.status_code} and asked to wait {asked:g} s (Retry-After), "
+                    f"more than harness.max_retry_wait = {max_retry_wait:g} s; not retried"
                 ) from e
             wait = asked if asked is not None else backoff(attempt)
             if asked is not None:
-                logger.info("endpoint answered %s: waiting %.3g s as its Retry-After asks", e.status_code, asked)
+                logger.info(
+                    "endpoint answered %s: waiting %.3g s as its Retry-After asks", e.status_code, asked
+                )
         except openai.APIConnectionError:  # includes APITimeoutError
             if attempt == retries:
                 raise
@@ -201,7 +204,9 @@ def failure_detail(error: BaseException, trace: vf.Trace, config: SingleTurnHarn
         # ValueError/ValidationError) and reaches us as a bare 502 "list index out of range".
         return "the endpoint returned a completion with no choices ('choices' is empty); nothing to score"
     if failed and failed[-1].type != "ProviderError":
-        return f"the endpoint's answer could not be read by verifiers ({failed[-1].type}: {failed[-1].message})"
+        return (
+            f"the endpoint's answer could not be read by verifiers ({failed[-1].type}: {failed[-1].message})"
+        )
     return f"{type(error).__name__}: {error}"
 
 

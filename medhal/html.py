@@ -52,7 +52,8 @@ h1{font-size:1.6rem;margin:0 0 .25rem}
 h2{font-size:1.2rem;margin:2.2rem 0 .6rem;padding-bottom:.2rem;border-bottom:1px solid var(--line)}
 .meta{color:var(--muted);margin:.1rem 0}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:.85em}
-code{background:#f6f8fa;padding:0 .25rem;border-radius:3px;overflow-wrap:anywhere}
+code{background:#f6f8fa;padding:0 .25rem;border-radius:3px;overflow-wrap:break-word}
+td code{overflow-wrap:anywhere}td.path{min-width:16rem}
 pre{background:#f6f8fa;padding:.75rem;white-space:pre-wrap;overflow-wrap:anywhere;border-radius:4px}
 .banner{padding:.6rem 1rem;margin:.8rem 0;border-left:6px solid;border-radius:3px}
 .banner p{margin:.2rem 0}.banner ul{margin:.3rem 0 .2rem 1.2rem;padding:0}
@@ -82,7 +83,7 @@ footer{margin-top:3rem;color:var(--muted);font-size:.8rem;border-top:1px solid v
 @media print{
 body{margin:0;max-width:none;padding:0;font-size:10pt}
 h2{break-after:avoid;page-break-after:avoid}
-tr,figure,.banner{break-inside:avoid;page-break-inside:avoid}
+tr,figure,.banner,.keep{break-inside:avoid;page-break-inside:avoid}
 thead{display:table-header-group}
 .scroll{overflow:visible}
 figure img{max-height:11cm;width:auto}
@@ -107,7 +108,7 @@ class Figure(Markup):
     numeric = True
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)]}
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)]}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -202,7 +203,11 @@ def table(
         body.append(f"<tr{_class_attr(css)}>{cells}</tr>")
     cap = f"<caption>{esc(caption)}</caption>" if caption else ""
     data = f' data-table="{esc(name)}"' if name else ""
-    return f'<div class="scroll"><table{data}>{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+    rows_html = "".join(body)
+    return (
+        f'<div class="scroll"><table{data}>{cap}<thead><tr>{head}</tr></thead>'
+        f"<tbody>{rows_html}</tbody></table></div>"
+    )
 
 
 def _class_attr(css: str) -> str:
@@ -248,9 +253,14 @@ def completeness_problems(report: Mapping[str, Any]) -> list[str]:
         shown = f" (first: {', '.join(map(str, missing))})" if missing else ""
         problems.append(f"{report['n_missing']} of {report['n_expected']} tasks have no trace{shown}")
     if report.get("n_duplicates"):
-        problems.append(f"{report['n_duplicates']} traces repeat a task id already seen (duplicated lines?)")
+        n = report["n_duplicates"]
+        problems.append(
+            f"{n} trace{'s repeat' if n != 1 else ' repeats'} a task id already seen (duplicated lines?)"
+        )
     if report.get("mixed_provenance"):
-        problems.append("the traces disagree on provenance (dataset, options or code changed between runs/resumes)")
+        problems.append(
+            "the traces disagree on provenance (dataset, options or code changed between runs/resumes)"
+        )
     return problems
 
 
@@ -303,10 +313,12 @@ def summary_table(report: Mapping[str, Any]) -> str:
         ["parse rate", left(report["parse_rate"])],
     ]
     if report.get("macro_over"):
-        rows.append([
-            f"macro accuracy over {report['macro_over']} (95% CI)",
-            left(report["macro_accuracy"], report.get("macro_accuracy_ci")),
-        ])
+        rows.append(
+            [
+                f"macro accuracy over {report['macro_over']} (95% CI)",
+                left(report["macro_accuracy"], report.get("macro_accuracy_ci")),
+            ]
+        )
     rows.append(["paper-comparable (complete set, no errors)", report["paper_comparable"]])
     return table(["figure", "value"], rows, name="summary")
 
@@ -323,7 +335,13 @@ def headline_table(report: Mapping[str, Any], headline: Iterable[str]) -> str:
     """One row per figure, one column per reading convention (the run's own highlighted):
     the conventions are what a reader compares, so they sit side by side."""
     own = report.get("convention")
-    header = ["figure", *(Markup(f"{esc(c)}<br><small>this run&#39;s reading</small>") if c == own else c for c in CONVENTIONS)]
+    header = [
+        "figure",
+        *(
+            Markup(f"{esc(c)}<br><small>this run&#39;s reading</small>") if c == own else c
+            for c in CONVENTIONS
+        ),
+    ]
     rows = []
     for name in headline_names(report, headline):
         cells = []
@@ -334,7 +352,9 @@ def headline_table(report: Mapping[str, Any], headline: Iterable[str]) -> str:
     own_column = {1 + CONVENTIONS.index(own): "own"} if own in CONVENTIONS else {}
     legend = "; ".join(f"<strong>{esc(c)}</strong>: {esc(READING_NOTES.get(c, ''))}" for c in CONVENTIONS)
     return (
-        table(header, rows, "Value [95% cluster-bootstrap interval]", name="headline", column_classes=own_column)
+        table(
+            header, rows, "Value [95% cluster-bootstrap interval]", name="headline", column_classes=own_column
+        )
         + f'<p class="legend">{legend}.</p>'
     )
 
@@ -343,8 +363,22 @@ def published_table(report: Mapping[str, Any]) -> str:
     rows = []
     for r in report["published"]:
         inside = r.get("inside_ci")
-        mark = Markup('<span class="inside">&#10003; inside</span>' if inside else '<span class="outside">&#10007; outside</span>')
-        rows.append([r["model"], r["statistic"], r.get("group") or "all", r["published"], figure_cell(r.get("run"), r.get("run_ci")), mark, r["source"]])
+        mark = Markup(
+            '<span class="inside">&#10003; inside</span>'
+            if inside
+            else '<span class="outside">&#10007; outside</span>'
+        )
+        rows.append(
+            [
+                r["model"],
+                r["statistic"],
+                r.get("group") or "all",
+                r["published"],
+                figure_cell(r.get("run"), r.get("run_ci")),
+                mark,
+                r["source"],
+            ]
+        )
     return table(
         ["model", "statistic", "group", "published", "this run (95% CI)", "published value vs CI", "source"],
         rows,
@@ -360,7 +394,10 @@ def _scalars(figures: Mapping[str, Any]) -> list[str]:
 def group_table(report: Mapping[str, Any], fld: str, values: Mapping[str, Mapping[str, Any]]) -> str:
     first = next(iter(values.values()), {})
     others = [k for k in _scalars(first) if k != "accuracy"]
-    rows = [[value, g.get("n"), figure_cell(g.get("accuracy"), g.get("accuracy_ci")), *[g.get(k) for k in others]] for value, g in values.items()]
+    rows = [
+        [value, g.get("n"), figure_cell(g.get("accuracy"), g.get("accuracy_ci")), *[g.get(k) for k in others]]
+        for value, g in values.items()
+    ]
     return table([fld, "n", "accuracy (95% CI)", *others], rows, name=f"group:{fld}")
 
 
@@ -382,7 +419,11 @@ def report_html(report: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
         "</header>",
         banners(report),
         section("summary", "Summary", summary_table(report)),
-        section("headline", "Headline figures by reading convention", headline_table(report, headline)),
+        section(
+            "headline",
+            "Headline figures by reading convention",
+            f'<div class="keep">{headline_table(report, headline)}</div>',
+        ),
     ]
     if report.get("published"):
         parts.append(section("published", "Published figures", published_table(report)))
@@ -390,30 +431,44 @@ def report_html(report: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
         content = [group_table(report, fld, values)]
         name = f"by_{fld}.png"
         if name in pending:
-            content.append(plot(name, pending.pop(name), f"Accuracy by {fld} with 95% intervals ({convention} reading)"))
+            content.append(
+                plot(name, pending.pop(name), f"Accuracy by {fld} with 95% intervals ({convention} reading)")
+            )
         parts.append(section(f"group-{fld}", f"By {fld} ({convention} reading)", *content))
     if "classes" in report:
         classes = report["classes"]
-        parts.append(section(
-            "classes",
-            f"Per class ({convention} reading)",
-            table(
-                ["class", "precision", "recall", "f1", "support"],
-                [[c, v["precision"], v["recall"], v["f1"], v["support"]] for c, v in classes.items()],
-                name="classes",
-            ),
-        ))
+        parts.append(
+            section(
+                "classes",
+                f"Per class ({convention} reading)",
+                table(
+                    ["class", "precision", "recall", "f1", "support"],
+                    [[c, v["precision"], v["recall"], v["f1"], v["support"]] for c, v in classes.items()],
+                    name="classes",
+                ),
+            )
+        )
     if report.get("confusion"):
         content = [_confusion(report["confusion"])]
         if "confusion.png" in pending:
-            content.append(plot("confusion.png", pending.pop("confusion.png"), f"Confusion matrix ({convention} reading)"))
+            content.append(
+                plot(
+                    "confusion.png", pending.pop("confusion.png"), f"Confusion matrix ({convention} reading)"
+                )
+            )
         parts.append(section("confusion", "Confusion (rows: gold, columns: predicted)", *content))
     if pending:
-        parts.append(section("plots", "Other plots", *(plot(name, data, name) for name, data in pending.items())))
+        parts.append(
+            section("plots", "Other plots", *(plot(name, data, name) for name, data in pending.items()))
+        )
     parts.append(_unreadable(report))
     parts.append(_errors(report))
     if report.get("notes"):
-        parts.append(section("notes", "Notes", "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in report["notes"]) + "</ul>"))
+        parts.append(
+            section(
+                "notes", "Notes", "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in report["notes"]) + "</ul>"
+            )
+        )
     parts.append(_provenance(report.get("provenance", {})))
     return page(report["title"], "".join(parts))
 
@@ -425,12 +480,14 @@ def _confusion(confusion: Mapping[str, Mapping[str, Any]]) -> str:
     body = []
     for gold, row in confusion.items():
         cells = "".join(
-            f'<td class="num{" diag" if column == gold else ""}">{esc(text(row[column]))}</td>' for column in columns
+            f'<td class="num{" diag" if column == gold else ""}">{esc(text(row[column]))}</td>'
+            for column in columns
         )
         body.append(f"<tr><td>{esc(gold)}</td>{cells}</tr>")
     return (
         '<div class="scroll"><table data-table="confusion"><caption>Rows: gold; columns: predicted; '
-        f"bold: right answers</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+        f"bold: right answers</caption><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
@@ -440,7 +497,11 @@ def _unreadable(report: Mapping[str, Any]) -> str:
     n = report.get("n_unreadable", 0)
     title = f"Unreadable replies ({n} under the {convention} reading)"
     if not shapes:
-        return section("unreadable", title, f"<p>None: every reply that came back was read under the {esc(convention)} reading.</p>")
+        return section(
+            "unreadable",
+            title,
+            f"<p>None: every reply that came back was read under the {esc(convention)} reading.</p>",
+        )
     rows = [[u["count"], code(u["shape"]), u["idx"]] for u in shapes]
     return section(
         "unreadable",
@@ -468,7 +529,8 @@ def _provenance(provenance: Mapping[str, Any]) -> str:
     an archive: it must say where its figures came from)."""
     body = esc(json.dumps(provenance, indent=1, sort_keys=True, ensure_ascii=False, default=str))
     return (
-        f'<details class="screen-only" id="provenance"><summary>Provenance (data, selection, models, sampling)'
+        '<details class="screen-only" id="provenance">'
+        "<summary>Provenance (data, selection, models, sampling)"
         f"</summary><pre>{body}</pre></details>"
         f'<section class="print-only"><h2>Provenance</h2><pre>{body}</pre></section>'
     )
@@ -492,43 +554,76 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
     parts = []
     if flagged:
         items = "".join(
-            f"<li>run {i} differs from run 1 in {esc(', '.join(runs[i - 1]['differs_in']))}</li>" for i in flagged
+            f"<li>run {i} differs from run 1 in {esc(', '.join(runs[i - 1]['differs_in']))}</li>"
+            for i in flagged
         )
         parts.append(
-            '<div class="banner warn" data-banner="differs"><p><strong>Not like for like.</strong> Part of any '
+            '<div class="banner warn" data-banner="differs"><p><strong>Not like for like.</strong> '
+            "Part of any "
             f"difference below is the code's or the setting's, not the model's:</p><ul>{items}</ul></div>"
         )
-    rows, row_classes = [], []
+    rows, row_classes, notes = [], [], []
     for i, row in enumerate(runs, start=1):
         if i == 1:
             compared = "reference"
         elif row.get("paired") is False:
-            compared = Markup(f'unpaired <span class="ci">({esc(row.get("why_unpaired") or "other tasks")})</span>')
+            compared = "unpaired"
+            notes.append(
+                f"run {i} covers other tasks than run 1, so it is compared unpaired: "
+                f"{row.get('why_unpaired')}."
+            )
         else:
             compared = "paired (same tasks)"
         mcnemar = row.get("mcnemar")
         p_cell: Any = (
-            Markup(
-                f'{esc(format(mcnemar["p_value"], ".4g"))} <span class="ci">({esc(mcnemar["right_only_in_first"])} right only '
-                f"in run 1, {esc(mcnemar['right_only_in_this'])} only in run {i})</span>"
+            Figure(
+                f"{esc(format(mcnemar['p_value'], '.4g'))} "
+                f'<span class="ci">({esc(mcnemar["right_only_in_first"])} : '
+                f"{esc(mcnemar['right_only_in_this'])})</span>"
             )
             if mcnemar
             else "–"
         )
-        differs = Markup(f'<span class="flag">&#9888; {esc(", ".join(row["differs_in"]))}</span>') if row.get("differs_in") else "–"
+        if mcnemar:
+            notes.append(
+                f"run {i} vs run 1, accuracy: McNemar exact p = {mcnemar['p_value']:.4g} "
+                f"({mcnemar['right_only_in_first']} items right only in run 1, "
+                f"{mcnemar['right_only_in_this']} only in run {i})."
+            )
+        differs = (
+            Markup(f'<span class="flag">&#9888; {esc(", ".join(row["differs_in"]))}</span>')
+            if row.get("differs_in")
+            else "–"
+        )
         models = ", ".join(row.get("models") or {})
-        rows.append([i, code(row["run"]), models or "–", row["n"], row["convention"], compared, p_cell, differs])
+        rows.append(
+            [i, models or "–", row["n"], row["convention"], compared, p_cell, differs, code(row["run"])]
+        )
         row_classes.append("differs" if row.get("differs_in") else "")
-    parts.append(table(
-        ["#", "run", "model", "n", "reading", "compared with run 1", "McNemar exact p (accuracy)", "differs from run 1 in"],
-        rows,
-        "The runs",
-        name="runs",
-        row_classes=row_classes,
-    ))
+    parts.append(
+        table(
+            [
+                "#",
+                "model",
+                "n",
+                "reading",
+                "compared with run 1",
+                "McNemar exact p (b : c)",
+                "differs from run 1 in",
+                "traces",
+            ],
+            rows,
+            "The runs (b : c = items right only in run 1 : only in this run)",
+            name="runs",
+            row_classes=row_classes,
+            column_classes={7: "path"},
+        )
+    )
     header: list[Any] = ["figure"]
     for i, row in enumerate(runs, start=1):
-        header.append(Markup(f"run {i}" + (' <span class="flag">&#9888;</span>' if row.get("differs_in") else "")))
+        header.append(
+            Markup(f"run {i}" + (' <span class="flag">&#9888;</span>' if row.get("differs_in") else ""))
+        )
     figure_rows = []
     for name in names:
         cells: list[Any] = [name]
@@ -543,7 +638,11 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
                 cell += f'<span class="delta{" sig" if mark else ""}">&Delta; {shown}{spread}</span>'
             cells.append(Figure(cell))
         figure_rows.append(cells)
-    parts.append(table(header, figure_rows, "Value [95% CI]; Δ = difference to run 1 [95% CI]", name="figures"))
+    parts.append(
+        table(header, figure_rows, "Value [95% CI]; Δ = difference to run 1 [95% CI]", name="figures")
+    )
+    if notes:
+        parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     return section(f"comparison-{comparison.get('benchmark', '')}", str(comparison["title"]), *parts)
 
 
@@ -551,11 +650,15 @@ def comparison_html(markdown_text: str, comparisons: Iterable[Mapping[str, Any]]
     """The page for a comparison of runs (`medhal.compare.compare_runs`, one per benchmark),
     with the Markdown version folded away for pasting elsewhere."""
     intro = (
-        '<p class="legend">&Delta; = difference to run 1 with its 95% cluster-bootstrap interval (paired when the '
-        "runs cover the same tasks: the same clusters are resampled for both); <strong>*</strong> = the interval "
+        '<p class="legend">&Delta; = difference to run 1 with its 95% cluster-bootstrap interval '
+        "(paired when the runs cover the same tasks: the same clusters are resampled for both); "
+        "<strong>*</strong> = the interval "
         "excludes 0. McNemar's exact p is over the items exactly one of the two runs got right. "
         '<span class="flag">&#9888;</span> marks a run whose code or setting differs from run 1.</p>'
     )
     parts = ["<header><h1>Comparison</h1></header>", intro, *(_comparison(c) for c in comparisons)]
-    parts.append(f'<details class="screen-only"><summary>As Markdown</summary><pre>{esc(markdown_text)}</pre></details>')
+    parts.append(
+        '<details class="screen-only"><summary>As Markdown</summary>'
+        f"<pre>{esc(markdown_text)}</pre></details>"
+    )
     return page("Comparison", "".join(parts))

@@ -32,8 +32,8 @@ def table(header: list[str], rows: Iterable[list[Any]]) -> list[str]:
     return lines
 
 
-def completeness_lines(report: Mapping[str, Any]) -> list[str]:
-    """A warning block when the run is not whole; one line when it is."""
+def completeness_problems(report: Mapping[str, Any]) -> list[str]:
+    """Why a run is not whole, one phrase per problem (empty when it is)."""
     problems = []
     if report.get("n_expected") is None:
         problems.append("the traces do not record how many tasks the run selected (an older run?)")
@@ -41,10 +41,17 @@ def completeness_lines(report: Mapping[str, Any]) -> list[str]:
         missing = report.get("missing_idx") or []
         shown = f" (first: {', '.join(map(str, missing))})" if missing else ""
         problems.append(f"{report['n_missing']} of {report['n_expected']} tasks have no trace{shown}")
-    if report.get("n_duplicates"):
-        problems.append(f"{report['n_duplicates']} traces repeat a task id already seen (duplicated lines?)")
+    duplicates = report.get("n_duplicates") or 0
+    if duplicates:
+        problems.append(f"{duplicates} {'trace repeats' if duplicates == 1 else 'traces repeat'} a task id already seen")
     if report.get("mixed_provenance"):
-        problems.append("the traces disagree on provenance (dataset, options or code changed between runs/resumes)")
+        problems.append("the traces disagree on provenance (dataset, options or code changed between runs or resumes)")
+    return problems
+
+
+def completeness_lines(report: Mapping[str, Any]) -> list[str]:
+    """A warning block when the run is not whole; one line when it is."""
+    problems = completeness_problems(report)
     if not problems:
         return [f"Complete: {report['n']} of {report['n_expected']} tasks, each once, one provenance.", ""]
     return ["> **Incomplete run.** " + "; ".join(problems) + ". Figures below cover what is there.", ""]

@@ -193,58 +193,133 @@ class ClusterSums:
     """Per-cluster column sums of a stream of items: what a cluster bootstrap needs and
     nothing more, so memory grows with the number of clusters, not of items.
 
-    `add(cluster, row)` once per item; `row` is a fixed-width vector of numbers (e.g.
-    `[correct, 1]` for an accuracy; `[tp, predicted_pos, gold_pos, kept]` for an F1).
-    Items with `cluster=None` are clusters of one. Keyed sums live in one flat float
-    array (amortised growth), keys map to row numbers; identical cluster-less rows are
-    stored once with a count (up to `max_singleton_kinds` distinct ones)."""
+    `add(cluster, row)` once per item, or `add_rows(clusters, rows)` for many at once;
+    `row` is a fixed-width vector of numbers (e.g. `[correct, 1]` for an accuracy;
+    `[tp, predicted_pos, gold_pos, kept]` for an F1). Items with `cluster=None` are
+    clusters of one. Keyed sums live in one flat float array (amortised growth), keys map
+    to row numbers; identical cluster-less rows are stored once with a count (up to
+    `max_singleton_kinds` distinct ones).
+
+    Why batches: a report adds every item to several of these, with rows of up to a
+    hundred columns, and summing them in Python one value at a time was most of its cost.
+    `add` checks the row at once (a bad row raises where it is added) and queues it; every
+    `PENDING` items, and before anything is read, the queue goes through `add_rows`, which
+    sums with numpy in arrival order (`np.add.at`: the same additions in the same order as
+    one at a time, so the sums are bit for bit those of unbatched adds)."""
+
+    PENDING = 2048
+    """Items `add` queues before summing them (bounds the queue's memory)."""
 
     def __init__(self, width: int, *, max_singleton_kinds: int = MAX_SINGLETON_KINDS) -> None:
         if width < 1:
             raise ValueError(f"width must be at least 1, got {width}")
         self.width = width
-        self.n_items = 0
+        self._n_items = 0
         self._max_kinds = max_singleton_kinds
         self._index: dict[Hashable, int] = {}
         self._sums = array("d")
         """Row-major (rows, width): keyed clusters, then cluster-less rows past the kinds cap."""
-        self._singletons: dict[tuple[float, ...], int] = {}
+        self._singletons: dict[bytes, int] = {}
+        """Distinct cluster-less rows (their float64 bytes) -> how many items had them."""
         self._n_singletons = 0
+        self._pending_clusters: list[Hashable | None] = []
+        self._pending_rows: list[Sequence[float]] = []
 
     def add(self, cluster: Hashable | None, row: Sequence[float]) -> None:
-        values = _finite_row(row, self.width, f"cluster {cluster!r}")
-        self.n_items += 1
-        if cluster is None:
-            self._n_singletons += 1
-            count = self._singletons.get(values)
-            if count is not None or len(self._singletons) < self._max_kinds:
-                self._singletons[values] = (count or 0) + 1
-            else:
-                self._sums.extend(values)
-            return
-        i = self._index.get(cluster)
-        if i is None:
-            self._index[cluster] = len(self._sums) // self.width
-            self._sums.extend(values)
-            return
-        sums = self._sums
-        for j, v in enumerate(values, i * self.width):
-            sums[j] += v
+        try:
+            # One C-level sum tells a finite row from one holding NaN or an infinity (a sum
+            # that overflows is checked value by value below, and passes).
+            clean = len(row) == self.width and math.isfinite(sum(row))
+        except TypeError:
+            clean = False
+        if not clean:
+            row = _finite_row(row, self.width, f"cluster {cluster!r}")
+        self._pending_clusters.append(cluster)
+        self._pending_rows.append(row)
+        if len(self._pending_rows) >= self.PENDING:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending_rows:
+            clusters, rows = self._pending_clusters, self._pending_rows
+            self._pending_clusters, self._pending_rows = [], []
+            self._add_checked(clusters, np.array(rows, dtype=float).reshape(-1, self.width))
+
+    def add_rows(self, clusters: Sequence[Hashable | None], rows: np.ndarray) -> None:
+        """`add(clusters[i], rows[i])` for every i, in order, at numpy speed. Checked
+        first: nothing is added when a row is not finite or the shapes do not match."""
+        rows = np.asarray(rows, dtype=float)
+        if rows.ndim != 2 or rows.shape[1] != self.width or len(rows) != len(clusters):
+            raise ValueError(
+                f"rows must be ({len(clusters)}, {self.width}) to match the clusters and the width, got {rows.shape}"
+            )
+        bad = ~np.isfinite(rows)
+        if bad.any():
+            r, j = (int(k) for k in np.argwhere(bad)[0])
+            raise ValueError(f"cluster {clusters[r]!r}: value {float(rows[r, j])!r} in column {j} is not a finite number")
+        self._flush()
+        self._add_checked(clusters, rows)
+
+    def _add_checked(self, clusters: Sequence[Hashable | None], rows: np.ndarray) -> None:
+        n = len(rows)
+        self._n_items += n
+        rows = rows + 0.0  # -0.0 becomes 0.0, so equal rows have equal bytes
+        loose = np.fromiter((c is None for c in clusters), dtype=bool, count=n)
+        keys: list[bytes] = []
+        if loose.any():
+            # A cluster-less row's identity is its bytes: hashed in C, no float objects made.
+            keys = np.ascontiguousarray(rows[loose]).view(np.dtype((np.void, 8 * self.width))).ravel().tolist()
+        target = np.empty(n, dtype=np.int64)
+        summed = np.ones(n, dtype=bool)
+        n_rows = first = len(self._sums) // self.width
+        index, singletons, k = self._index, self._singletons, 0
+        for r, cluster in enumerate(clusters):
+            if cluster is None:
+                key = keys[k]
+                k += 1
+                count = singletons.get(key)
+                if count is not None or len(singletons) < self._max_kinds:
+                    singletons[key] = (count or 0) + 1
+                    summed[r] = False
+                    continue
+                target[r] = n_rows
+                n_rows += 1
+                continue
+            i = index.get(cluster)
+            if i is None:
+                i = index[cluster] = n_rows
+                n_rows += 1
+            target[r] = i
+        self._n_singletons += k
+        if n_rows > first:
+            self._sums.frombytes(bytes(8 * self.width * (n_rows - first)))
+        if summed.any():
+            store = np.frombuffer(self._sums, dtype=float).reshape(-1, self.width)
+            np.add.at(store, target[summed], rows[summed])
+            del store  # no live view: the array must stay free to grow
+
+    @property
+    def n_items(self) -> int:
+        """Items added."""
+        return self._n_items + len(self._pending_rows)
 
     def __len__(self) -> int:
         """Number of clusters (keyed clusters plus cluster-less items)."""
+        self._flush()
         return len(self._index) + self._n_singletons
 
     @property
     def stored_rows(self) -> int:
         """Rows held in memory: keyed clusters, distinct cluster-less rows and overflow."""
+        self._flush()
         return len(self._sums) // self.width + len(self._singletons)
 
     def table(self) -> tuple[np.ndarray, np.ndarray]:
         """(rows, weights): row r stands for `weights[r]` clusters with these column sums."""
+        self._flush()
         # Copies, not views: a live view would stop the array from growing on the next add.
         keyed = np.array(self._sums, dtype=float).reshape(-1, self.width) if self._sums else None
-        kinds = np.array(list(self._singletons), dtype=float).reshape(-1, self.width)
+        kinds = np.frombuffer(b"".join(self._singletons), dtype=float).reshape(-1, self.width).copy()
         counts = np.fromiter(self._singletons.values(), dtype=np.int64, count=len(self._singletons))
         if keyed is None:
             return kinds, counts

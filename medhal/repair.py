@@ -42,8 +42,8 @@ class Repair:
     def describe(self) -> str:
         if self.moved:
             return (
-                f"{self.path}: moved the partial line {self.lines + 1} ({self.moved:,} bytes, no newline, not valid "
-                f"JSON) to {self.path.name}.partial; the file now ends after line {self.lines}"
+                f"{self.path}: moved the partial line {self.lines + 1} ({self.moved:,} bytes, no newline, "
+                f"not valid JSON) to {self.path.name}.partial; the file now ends after line {self.lines}"
             )
         if self.added_newline:
             return f"{self.path}: the last line ({self.lines}) was complete but lacked its newline; added it"
@@ -81,8 +81,8 @@ def _check_complete_lines(path: Path, stop: int) -> int:
                 return count - 1
             if raw.strip() and not _is_json_object(raw):
                 raise RepairError(
-                    f"{path}:{count}: this line is not valid JSON, and it is not the last line, so it was not "
-                    "cut short by an interrupted write; not repaired (nothing was changed)"
+                    f"{path}:{count}: this line is not valid JSON, and it is not the last line, so it was "
+                    "not cut short by an interrupted write; not repaired (nothing was changed)"
                 )
     return count
 
@@ -134,7 +134,7 @@ def cmd_repair(ns: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `medhal repair` on the `medhal` command's subparsers."""
     parser = subparsers.add_parser(
         "repair",

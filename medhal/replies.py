@@ -153,13 +153,16 @@ def label_pattern(labels: Iterable[str]) -> re.Pattern[str]:
 def labelled(text: str, pattern: re.Pattern[str], limit: int = 200) -> Iterator[tuple[int, str]]:
     """(position, value) for every label matched by `pattern` (see `label_pattern`), in
     order. The value is the rest of the label's line, or the next non-blank line when the
-    label ends its line ("Answer:\n1"), cut at `limit` characters so that reading every
-    label stays linear in the length of the reply."""
+    label starts and ends its line ("Answer:\n1"; a sentence ending "... the correct
+    answer:" introduces an explanation, not an answer), cut at `limit` characters so that
+    reading every label stays linear in the length of the reply."""
     for match in pattern.finditer(text):
         window = text[match.end() : match.end() + limit]
         end = window.find("\n")
         value = (window if end == -1 else window[:end]).strip()
-        if not value and end != -1:
+        line_start = text.rfind("\n", max(0, match.start() - limit), match.start()) + 1
+        heads_line = not text[line_start : match.start()].strip(" \t*#>-_`")
+        if not value and end != -1 and heads_line:
             rest = window[end:].lstrip()
             stop = rest.find("\n")
             value = (rest if stop == -1 else rest[:stop]).strip()

@@ -25,6 +25,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from medhal.traces import TraceFileError, TraceRecord, iter_traces
 Statistic = m.Statistic
 BASE_COLUMNS = ("n", "correct", "parsed", "error")
 """Columns every benchmark's `item_columns` starts with: 1, right, read, errored."""
+_OUTCOME_KEYS = {c: (correct_key(c), parsed_key(c)) for c in CONVENTIONS}
 
 
 class Columns:
@@ -84,6 +86,9 @@ class ItemView:
     parsed: bool
     errored: bool
     metrics: Mapping[str, float]
+    convention: str = "medhal"
+    """The reading convention this view is under (a benchmark may record outcomes per
+    convention, e.g. `<outcome>_<convention>`)."""
 
 
 @dataclass(frozen=True)
@@ -224,6 +229,8 @@ class Run:
     models: Counter = field(default_factory=Counter)
     sampling: list[dict[str, Any]] = field(default_factory=list)
     items: m.ItemTable | None = None
+    _pending: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False)
+    """Traces added but not yet summed (see `flush`)."""
 
     def __post_init__(self) -> None:
         width = len(self.spec.columns.names)
@@ -234,49 +241,55 @@ class Run:
 
     # -- one trace ----------------------------------------------------------------------
     def add(self, record: TraceRecord) -> None:
-        spec, data, where = self.spec, record.data, record.where
+        """Fold one trace into the run. Per-trace work is where a report's time goes, so
+        the metrics are merged once per trace, rows are joined as tuples, and the column
+        sums are queued and summed with numpy a batch at a time (`flush`)."""
+        spec, data = self.spec, record.data
         benchmark = data.get("benchmark")
         if benchmark != spec.benchmark:
             raise TraceFileError(
-                f"{where}: field 'task.data.benchmark' is {benchmark!r}, but this report is for "
+                f"{record.where}: field 'task.data.benchmark' is {benchmark!r}, but this report is for "
                 f"{spec.benchmark!r} (a trace from another benchmark?)"
             )
         idx = data.get("idx")
         if isinstance(idx, bool) or not isinstance(idx, int):
-            raise TraceFileError(f"{where}: field 'task.data.idx' is {idx!r}, not an integer")
+            raise TraceFileError(f"{record.where}: field 'task.data.idx' is {idx!r}, not an integer")
         try:
             self.seen.add(idx)
         except ValueError as e:
-            raise TraceFileError(f"{where}: field 'task.data.idx': {e}") from e
+            raise TraceFileError(f"{record.where}: field 'task.data.idx': {e}") from e
         convention = data.get("parser", "medhal")
         if convention not in CONVENTIONS:
-            raise TraceFileError(f"{where}: field 'task.data.parser' is {convention!r}, not one of {CONVENTIONS}")
+            raise TraceFileError(f"{record.where}: field 'task.data.parser' is {convention!r}, not one of {CONVENTIONS}")
         self.convention = self.convention or convention
-        groups = {f: self._text(data, f, where) for f in spec.group_fields}
-        cluster = self._text(data, spec.cluster_field, where) if spec.cluster_field else None
-        gold = self._text(data, spec.gold_field, where) if spec.gold_field else None
+        groups = {f: self._text(data, f, record) for f in spec.group_fields}
+        cluster = self._text(data, spec.cluster_field, record) if spec.cluster_field else None
+        gold = self._text(data, spec.gold_field, record) if spec.gold_field else None
         if gold is not None and spec.classes and gold not in spec.classes:
-            raise TraceFileError(f"{where}: field 'task.data.{spec.gold_field}' is {gold!r}, not one of {list(spec.classes)}")
-        views = {c: self._view(record, c, gold) for c in CONVENTIONS}
-        rows = {c: self._row(views[c], where) for c in CONVENTIONS}
-        own = rows[self.convention]
-        block = len(BASE_COLUMNS)
-        macro = [0.0] * (block * len(spec.macro_groups) * len(CONVENTIONS))
+            raise TraceFileError(
+                f"{record.where}: field 'task.data.{spec.gold_field}' is {gold!r}, not one of {list(spec.classes)}"
+            )
+        views = self._views(record, gold)
+        rows = [self._row(views[c], record) for c in CONVENTIONS]
+        own = rows[CONVENTIONS.index(self.convention)]
+        every = rows[0] + rows[1] + rows[2] if len(rows) == 3 else sum(rows, ())
+        macro_group = -1
         if spec.macro_field is not None:
-            value = groups.get(spec.macro_field) or self._text(data, spec.macro_field, where)
+            value = groups.get(spec.macro_field) or self._text(data, spec.macro_field, record)
             if value not in spec.macro_groups:
                 raise TraceFileError(
-                    f"{where}: field 'task.data.{spec.macro_field}' is {value!r}, not one of {list(spec.macro_groups)}"
+                    f"{record.where}: field 'task.data.{spec.macro_field}' is {value!r}, not one of {list(spec.macro_groups)}"
                 )
-            group = spec.macro_groups.index(value)
-            for c, convention in enumerate(CONVENTIONS):
-                at = (c * len(spec.macro_groups) + group) * block
-                macro[at : at + block] = rows[convention][:block]
-        assert self.overall is not None
-        self.overall.add(cluster, [v for c in CONVENTIONS for v in rows[c]] + macro)
-        every = [v for c in CONVENTIONS for v in rows[c]]
-        for fld, value in groups.items():
-            self.groups.setdefault(fld, {}).setdefault(value, m.ClusterSums(len(every))).add(cluster, every)
+            macro_group = spec.macro_groups.index(value)
+        try:
+            finite = math.isfinite(sum(every))  # one C-level sum: NaN and infinities show
+        except TypeError:
+            finite = False
+        if not finite:
+            every = self._finite(every, record)
+        self._pending.append((cluster, tuple(groups.values()), every, macro_group))
+        if len(self._pending) >= self.PENDING:
+            self.flush()
         if self.items is not None:
             self.items.add(idx, cluster, [float(views[c].correct) for c in CONVENTIONS] + list(own))
         view = views[self.convention]
@@ -289,46 +302,115 @@ class Run:
         self._note_provenance(record, groups)
         self.n += 1
 
+    PENDING = 1024
+    """Traces queued before `flush` sums them (bounds the queue's memory)."""
+
+    def flush(self) -> None:
+        """Sum the queued traces into `overall` and `groups`, in the order they were added:
+        one numpy array per batch, its macro columns filled by indexing, and one
+        `ClusterSums.add_rows` per sum (`build_report` calls this; so does `read_run`)."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        spec, n = self.spec, len(pending)
+        clusters = [p[0] for p in pending]
+        every = np.array([p[2] for p in pending], dtype=float)
+        width, block, n_groups = len(spec.columns.names), len(BASE_COLUMNS), len(spec.macro_groups)
+        macro = np.zeros((n, len(CONVENTIONS) * n_groups * block))
+        if spec.macro_field is not None:
+            group = np.array([p[3] for p in pending], dtype=np.int64)
+            for c in range(len(CONVENTIONS)):
+                columns = ((c * n_groups + group) * block)[:, None] + np.arange(block)
+                macro[np.arange(n)[:, None], columns] = every[:, c * width : c * width + block]
+        assert self.overall is not None
+        self.overall.add_rows(clusters, np.hstack([every, macro]))
+        for f, fld in enumerate(spec.group_fields):
+            members: dict[str, list[int]] = {}
+            for i, p in enumerate(pending):
+                value = p[1][f]
+                if value in members:
+                    members[value].append(i)
+                else:
+                    members[value] = [i]
+            by_value = self.groups.setdefault(fld, {})
+            for value, idx in members.items():
+                sums = by_value.get(value)
+                if sums is None:
+                    sums = by_value[value] = m.ClusterSums(every.shape[1])
+                sums.add_rows([clusters[i] for i in idx], every[idx])
+
+    def _finite(self, every: Sequence[Any], record: TraceRecord) -> tuple[float, ...]:
+        """`every` as floats, or a TraceFileError naming the trace and the column that is
+        not a finite number (a NaN in a trace's metrics, say)."""
+        width = len(self.spec.columns.names)
+        for j, value in enumerate(every):
+            convention, column = CONVENTIONS[j // width], self.spec.columns.names[j % width]
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                number = math.nan
+            if not math.isfinite(number):
+                raise TraceFileError(
+                    f"{record.where}: column {column!r} under the {convention} reading is {value!r}, "
+                    "not a finite number (from the trace's metrics?)"
+                )
+        return tuple(map(float, every))
+
     @staticmethod
-    def _text(data: Mapping[str, Any], name: str | None, where: str) -> str:
+    def _text(data: Mapping[str, Any], name: str | None, record: TraceRecord) -> str:
         if name not in data:
-            raise TraceFileError(f"{where}: field 'task.data.{name}' is missing")
+            raise TraceFileError(f"{record.where}: field 'task.data.{name}' is missing")
         value = data[name]
         if isinstance(value, (dict, list)):
-            raise TraceFileError(f"{where}: field 'task.data.{name}' is a {type(value).__name__}, not a value")
+            raise TraceFileError(f"{record.where}: field 'task.data.{name}' is a {type(value).__name__}, not a value")
         return str(value)
 
-    def _view(self, record: TraceRecord, convention: str, gold: str | None) -> ItemView:
-        where = record.where
+    def _views(self, record: TraceRecord, gold: str | None) -> dict[str, ItemView]:
+        """The trace under every convention (one shared view for an errored rollout)."""
         if record.errored:
-            return ItemView(record.data, gold, m.ERROR, False, False, True, {})
+            return {c: ItemView(record.data, gold, m.ERROR, False, False, True, {}, c) for c in CONVENTIONS}
         metrics = {**record.rewards, **record.metrics}
-        values = []
-        for key in (correct_key(convention), parsed_key(convention)):
-            value = metrics.get(key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise TraceFileError(
-                    f"{where}: field 'metrics.{key}' is {value!r}; a scored medhal trace records it "
-                    "(written by an older environment version? re-score it with `medhal score`)"
-                )
-            values.append(bool(value))
         readings = record.info.get(READINGS)
-        label = readings.get(convention) if isinstance(readings, dict) else None
-        if label is not None and not isinstance(label, str):
-            raise TraceFileError(f"{where}: field 'info.{READINGS}.{convention}' is {label!r}, not text or null")
-        pred = label if (label is not None and values[1]) else m.INVALID
-        if self.spec.classes and pred not in (*self.spec.classes, *self.spec.pred_only_classes, m.INVALID):
-            raise TraceFileError(
-                f"{where}: field 'info.{READINGS}.{convention}' is {pred!r}, not one of "
-                f"{[*self.spec.classes, *self.spec.pred_only_classes]} or null"
-            )
-        return ItemView(record.data, gold, pred, values[0], values[1], False, metrics)
+        if not isinstance(readings, dict):
+            readings = {}
+        views = {}
+        for convention, keys in _OUTCOME_KEYS.items():
+            correct, parsed = (self._outcome(metrics, key, record) for key in keys)
+            label = readings.get(convention)
+            if label is not None and not isinstance(label, str):
+                raise TraceFileError(
+                    f"{record.where}: field 'info.{READINGS}.{convention}' is {label!r}, not text or null"
+                )
+            pred = label if (label is not None and parsed) else m.INVALID
+            if self.spec.classes and pred not in self._pred_columns:
+                raise TraceFileError(
+                    f"{record.where}: field 'info.{READINGS}.{convention}' is {pred!r}, not one of "
+                    f"{[*self.spec.classes, *self.spec.pred_only_classes]} or null"
+                )
+            views[convention] = ItemView(record.data, gold, pred, correct, parsed, False, metrics, convention)
+        return views
 
-    def _row(self, view: ItemView, where: str) -> Sequence[float]:
+    @staticmethod
+    def _outcome(metrics: Mapping[str, Any], key: str, record: TraceRecord) -> bool:
+        value = metrics.get(key)
+        if value is None:
+            raise TraceFileError(
+                f"{record.where}: field 'metrics.{key}' is missing (was it scored? a trace written by an "
+                "older environment version can be re-scored with `medhal score`)"
+            )
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise TraceFileError(f"{record.where}: field 'metrics.{key}' is {value!r}, not a number")
+        return bool(value)
+
+    @cached_property
+    def _pred_columns(self) -> frozenset[str]:
+        return frozenset((*self.spec.classes, *self.spec.pred_only_classes, m.INVALID))
+
+    def _row(self, view: ItemView, record: TraceRecord) -> tuple[float, ...]:
         row = self.spec.item_columns(view)
         if len(row) != len(self.spec.columns.names):
             raise ValueError(f"{self.spec.benchmark}: item_columns gave {len(row)} values for {len(self.spec.columns.names)} columns")
-        return row
+        return row if type(row) is tuple else tuple(row)
 
     def _note_provenance(self, record: TraceRecord, groups: Mapping[str, str]) -> None:
         data = record.data
@@ -351,6 +433,7 @@ def read_run(path: str | Path, spec: ReportSpec, keep_items: bool = False) -> Ru
     run = Run(spec, str(path), keep_items=keep_items)
     for record in iter_traces(path):
         run.add(record)
+    run.flush()
     return run
 
 
@@ -429,6 +512,7 @@ def completeness(run: Run) -> dict[str, Any]:
 
 
 def build_report(run: Run) -> dict[str, Any]:
+    run.flush()
     spec = run.spec
     width = len(spec.columns.names)
     statistics = _statistics(spec)
@@ -568,7 +652,8 @@ def _group_figures(
     }
     figures = _figures(sums, everything, {f"{own}:accuracy", *(f"authors:{name}" for name in published)})
     by = {c: {k.split(":", 1)[1]: v for k, v in figures.items() if k.startswith(f"{c}:")} for c in CONVENTIONS}
-    return {"n": int(sums.n_items), **by[own], "conventions": {c: by[c] for c in CONVENTIONS}}
+    errors = int(round(by[own]["error_rate"] * sums.n_items))
+    return {"n": int(sums.n_items), "n_errors": errors, **by[own], "conventions": {c: by[c] for c in CONVENTIONS}}
 
 
 def _group_order(spec: ReportSpec, fld: str, value: str) -> tuple[int, str]:

@@ -56,14 +56,20 @@ def read_predictions(path: str | Path, known: set[int]) -> dict[int, str]:
             if not isinstance(row, dict):
                 raise PredictionError(f"{where}: expected an object with 'idx' and 'reply'")
             if duplicates.keys:
-                raise PredictionError(f"{where}: field {duplicates.keys[0]!r} appears more than once in this object")
+                raise PredictionError(
+                    f"{where}: field {duplicates.keys[0]!r} appears more than once in this object"
+                )
             idx, reply = row.get("idx"), row.get("reply")
             if isinstance(idx, LongNumber):
-                raise PredictionError(f"{where}: field 'idx' must be an integer, got a number with {idx.digits} digits")
+                raise PredictionError(
+                    f"{where}: field 'idx' must be an integer, got a number with {idx.digits} digits"
+                )
             if not isinstance(idx, int) or isinstance(idx, bool):
                 raise PredictionError(f"{where}: field 'idx' must be an integer, got {_short(idx)}")
             if not isinstance(reply, str):
-                raise PredictionError(f"{where}: field 'reply' must be a string, got {type(reply).__name__}")
+                raise PredictionError(
+                    f"{where}: field 'reply' must be a string, got {type(reply).__name__}"
+                )
             if text_problem(reply):
                 raise PredictionError(f"{where}: field 'reply' {text_problem(reply)}")
             if idx not in known:

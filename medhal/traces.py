@@ -9,10 +9,11 @@ reports keep it in their denominators.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from medhal.files import (
     LongNumber,
@@ -25,6 +26,9 @@ from medhal.files import (
 )
 
 TRACE_FILES = ("traces.jsonl", "results.jsonl")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")
+"""The start of a JSON escape that may stand for a lone surrogate (\\ud800 to \\udfff)."""
+T = TypeVar("T")
 MAX_DEPTH = 64
 """Deepest nesting accepted in the parts of a trace a report reads (task data, info)."""
 
@@ -79,7 +83,10 @@ def describe_silent_error(kind: str, status_code: Any) -> str:
     503 for a connection failure, 504 for a timeout (verifiers/v1/clients/eval.py:156-161,
     verifiers/v1/errors.py:114-125)."""
     if kind == "ProviderError" and status_code == 503:
-        return "no detail recorded (503: the connection to the endpoint failed, e.g. it was reset or closed before a reply)"
+        return (
+            "no detail recorded (503: the connection to the endpoint failed, e.g. it was reset or closed "
+            "before a reply)"
+        )
     if kind == "ProviderError" and status_code == 504:
         return "no detail recorded (504: the request to the endpoint timed out)"
     if isinstance(status_code, int) and not isinstance(status_code, bool):
@@ -104,11 +111,13 @@ def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text", ""), str))
+        return "".join(
+            p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text", ""), str)
+        )
     return ""
 
 
-def _field(row: dict, name: str, where: str, kind: type = dict, label: str | None = None) -> Any:
+def _field(row: dict[str, Any], name: str, where: str, kind: type = dict, label: str | None = None) -> Any:
     """`row[name]` checked to be an object (or a list); absent or null gives an empty one."""
     value = row.get(name)
     if value is None:
@@ -123,7 +132,7 @@ def _kind(value: Any) -> str:
     return f"a number with {value.digits} digits" if isinstance(value, LongNumber) else type(value).__name__
 
 
-def _text_or_none(row: dict, name: str, where: str, label: str) -> str | None:
+def _text_or_none(row: dict[str, Any], name: str, where: str, label: str) -> str | None:
     value = row.get(name)
     if value is not None and not isinstance(value, str):
         raise TraceFileError(f"{where}: field {label!r} is not a string (got {_kind(value)})")
@@ -132,8 +141,14 @@ def _text_or_none(row: dict, name: str, where: str, label: str) -> str | None:
     return value
 
 
-def _checked(value: Any, label: str, where: str) -> Any:
-    """`value` with every text writable as UTF-8, no unusable number, bounded nesting."""
+def _checked(value: T, label: str, where: str, escapes: bool = True) -> T:
+    """`value` with every text writable as UTF-8, no unusable number, bounded nesting.
+
+    `escapes=False` says the line held no `\\ud...` escape, the only way JSON text read
+    as strict UTF-8 can hold a lone surrogate: then only the containers are walked (`_plain`),
+    and the full check, which names the field, runs only when that walk finds something."""
+    if not escapes and _plain(value, MAX_DEPTH):
+        return value
     found = value_problem(value, MAX_DEPTH)
     if found:
         path, problem = found
@@ -142,15 +157,41 @@ def _checked(value: Any, label: str, where: str) -> Any:
     return value
 
 
-def _numbers(values: dict, label: str, where: str) -> dict[str, float]:
+def _plain(value: Any, max_depth: int) -> bool:
+    """True when `value` holds no over-long number (`LongNumber`) and no container nested
+    `max_depth` or more levels below it (strings are not looked at). The cheap walk behind
+    `_checked`: one type test per value, level by level, no paths built."""
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return kind is not LongNumber
+    level = [value]
+    for _ in range(max_depth):
+        below = []
+        for item in level:
+            for child in item.values() if type(item) is dict else item:
+                kind = type(child)
+                if kind is dict or kind is list:
+                    below.append(child)
+                elif kind is LongNumber:
+                    return False
+        if not below:
+            return True
+        level = below
+    return False
+
+
+def _numbers(values: dict[str, Any], label: str, where: str) -> dict[str, float]:
     """Rewards and metrics: a number (or null) under each name."""
     for name, value in values.items():
-        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)):
+        kind = type(value)
+        if kind is float or kind is int or value is None:
+            continue
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise TraceFileError(f"{where}: field '{label}.{name}' is not a number (got {_kind(value)})")
     return values
 
 
-def _task_data(data: dict, where: str, label: str) -> dict[str, Any]:
+def _task_data(data: dict[str, Any], where: str, label: str, escapes: bool = True) -> dict[str, Any]:
     """The task's data, with the two fields every reader relies on checked."""
     idx = data.get("idx")
     if "idx" not in data:
@@ -160,25 +201,29 @@ def _task_data(data: dict, where: str, label: str) -> dict[str, Any]:
     benchmark = data.get("benchmark")
     if benchmark is not None and not isinstance(benchmark, str):
         raise TraceFileError(f"{where}: field '{label}.benchmark' is not a string (got {_kind(benchmark)})")
-    return _checked(data, label, where)
+    return _checked(data, label, where, escapes)
 
 
-def _errors(values: list, where: str) -> list[dict]:
+def _errors(values: list[Any], where: str, escapes: bool = True) -> list[dict[str, Any]]:
     for i, error in enumerate(_objects(values, "errors", where)):
         for key in ("type", "message"):
             if error.get(key) is not None and not isinstance(error[key], str):
-                raise TraceFileError(f"{where}: field 'errors[{i}].{key}' is not a string (got {_kind(error[key])})")
-    return _checked(values, "errors", where)
+                raise TraceFileError(
+                    f"{where}: field 'errors[{i}].{key}' is not a string (got {_kind(error[key])})"
+                )
+    return _checked(values, "errors", where, escapes)
 
 
-def _objects(values: list, name: str, where: str) -> list[dict]:
+def _objects(values: list[Any], name: str, where: str) -> list[dict[str, Any]]:
     for i, value in enumerate(values):
         if not isinstance(value, dict):
-            raise TraceFileError(f"{where}: field '{name}[{i}]' is not an object (got {type(value).__name__})")
+            raise TraceFileError(
+                f"{where}: field '{name}[{i}]' is not an object (got {type(value).__name__})"
+            )
     return values
 
 
-def _last_sampled_reply(nodes: list[dict], where: str) -> str | None:
+def _last_sampled_reply(nodes: list[dict[str, Any]], where: str) -> str | None:
     for i in range(len(nodes) - 1, -1, -1):
         message = _field(nodes[i], "message", where, dict, f"nodes[{i}].message")
         if nodes[i].get("sampled") and message.get("role") == "assistant":
@@ -190,43 +235,49 @@ def _last_sampled_reply(nodes: list[dict], where: str) -> str | None:
 
 
 # A rollout the stock harness left at its timeout carries no error and no reply; it failed.
-TIMEOUT_ERROR = {"type": "HarnessTimeout", "message": "stopped by the rollout timeout before any reply (harness_timeout)"}
+TIMEOUT_ERROR = {
+    "type": "HarnessTimeout",
+    "message": "stopped by the rollout timeout before any reply (harness_timeout)",
+}
 
 
-def _from_v1(row: dict, where: str, path: str, line: int) -> TraceRecord:
+def _from_v1(row: dict[str, Any], where: str, path: str, line: int, escapes: bool = True) -> TraceRecord:
     task = row["task"]
     if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
         raise TraceFileError(f"{where}: field 'task.data' is missing or not an object")
     agent = _field(row, "agent", where)
-    errors = _errors(_field(row, "errors", where, list), where)
+    errors = _errors(_field(row, "errors", where, list), where, escapes)
     reply = _last_sampled_reply(_objects(_field(row, "nodes", where, list), "nodes", where), where)
     if not errors and reply is None and row.get("stop_condition") == "harness_timeout":
         errors = [TIMEOUT_ERROR]
     return TraceRecord(
         path=path,
         line=line,
-        data=_task_data(task["data"], where, "task.data"),
+        data=_task_data(task["data"], where, "task.data", escapes),
         task_type=_text_or_none(task, "type", where, "task.type"),
         reply=reply,
         rewards=_numbers(_field(row, "rewards", where), "rewards", where),
         metrics=_numbers(_field(row, "metrics", where), "metrics", where),
-        info=_checked(_field(row, "info", where), "info", where),
+        info=_checked(_field(row, "info", where), "info", where, escapes),
         errors=errors,
         model=_text_or_none(agent, "model", where, "agent.model"),
-        sampling=_checked(_field(agent, "sampling", where, dict, "agent.sampling"), "agent.sampling", where),
-        verifiers_version=_text_or_none(_field(row, "verifiers", where), "version", where, "verifiers.version"),
+        sampling=_checked(
+            _field(agent, "sampling", where, dict, "agent.sampling"), "agent.sampling", where, escapes
+        ),
+        verifiers_version=_text_or_none(
+            _field(row, "verifiers", where), "version", where, "verifiers.version"
+        ),
     )
 
 
-def _from_v0(row: dict, where: str, path: str, line: int) -> TraceRecord:
+def _from_v0(row: dict[str, Any], where: str, path: str, line: int) -> TraceRecord:
     """A v0 `results.jsonl` row; medhal's v0 environments keep the TaskData under
     `info.task_data`."""
     info = _field(row, "info", where)
     data = info.get("task_data")
     if not isinstance(data, dict):
         raise TraceFileError(
-            f"{where}: results.jsonl row has no 'info.task_data' object (not written by a "
-            "medhal environment)"
+            f"{where}: results.jsonl row has no 'info.task_data' object (not written by a medhal environment)"
         )
     completion = row.get("completion")
     if isinstance(completion, list):
@@ -260,6 +311,9 @@ def parse_trace_line(text: str | bytes, path: str, line: int, offset: int | None
     (the line's byte offset in the file) makes a bad-byte message exact."""
     where = f"{path}:{line}"
     try:
+        # Text decoded here as strict UTF-8 holds a lone surrogate only through an escape;
+        # text given as a str may hold one as it is, so it is always checked in full.
+        escapes = not isinstance(text, bytes) or _SURROGATE_ESCAPE.search(text) is not None
         if isinstance(text, bytes):
             text = decode_utf8(strip_utf8_bom(text) if line == 1 else text, line, offset or 0)
         row = loads_json(text)
@@ -273,7 +327,7 @@ def parse_trace_line(text: str | bytes, path: str, line: int, offset: int | None
     if not isinstance(row, dict):
         raise TraceFileError(f"{where}: expected a JSON object, got {_kind(row)}")
     if "task" in row and "nodes" in row:
-        return _from_v1(row, where, path, line)
+        return _from_v1(row, where, path, line, escapes)
     if "prompt" in row and "completion" in row:
         return _from_v0(row, where, path, line)
     raise TraceFileError(
@@ -288,6 +342,6 @@ def iter_traces(path: str | Path) -> Iterator[TraceRecord]:
     offset = 0
     with open(file, "rb") as f:
         for number, raw in enumerate(f, start=1):
-            if raw.strip():
+            if not raw.isspace():  # skips blank lines (unlike strip(), copies nothing)
                 yield parse_trace_line(raw, str(file), number, offset)
             offset += len(raw)

@@ -45,9 +45,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import tomllib
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from email.parser import Parser
 from pathlib import Path
@@ -58,8 +59,12 @@ LIBRARY = "medhal"
 MAX_FILE_BYTES = 1_000_000
 """No file in a distribution may be larger (the largest today, a published.csv, is ~56 kB)."""
 FORBIDDEN_DIRS = frozenset({"tests", "outputs", "__pycache__"})
-TEXT_SUFFIXES = frozenset({".py", ".txt", ".md", ".json", ".jsonl", ".csv", ".toml", ".cfg", ".yaml", ".yml", ".jinja", ".html"})
-TEXT_NAMES = frozenset({"METADATA", "PKG-INFO", "RECORD", "WHEEL", "entry_points.txt", "LICENSE", "NOTICE", ".gitignore"})
+TEXT_SUFFIXES = frozenset(
+    {".py", ".txt", ".md", ".json", ".jsonl", ".csv", ".toml", ".cfg", ".yaml", ".yml", ".jinja", ".html"}
+)
+TEXT_NAMES = frozenset(
+    {"METADATA", "PKG-INFO", "RECORD", "WHEEL", "entry_points.txt", "LICENSE", "NOTICE", ".gitignore"}
+)
 SHINGLE_WORDS = 12
 """A run of this many words shared with an upstream file counts as upstream text (shorter
 runs are answer options and rule names quoted on purpose)."""
@@ -109,7 +114,10 @@ class Package:
     def wheel(self, root: Path) -> Path:
         wheels = [p for p in self.artifacts(root) if p.suffix == ".whl"]
         if len(wheels) != 1:
-            raise BadInput(f"{self.dist(root)}: expected one {self.module}-{self.version} wheel, found {len(wheels)} (run `make build`)")
+            raise BadInput(
+                f"{self.dist(root)}: expected one {self.module}-{self.version} wheel, "
+                f"found {len(wheels)} (run `make build`)"
+            )
         return wheels[0]
 
 
@@ -126,9 +134,16 @@ def packages() -> list[Package]:
 
 
 def run(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(argv, capture_output=True, text=True, **kwargs)
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)
     if proc.returncode != 0:
-        raise CheckFailed([f"`{shlex.join(map(str, argv))}` exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"])
+        raise CheckFailed(
+            [
+                (
+                    f"`{shlex.join(map(str, argv))}` exited {proc.returncode}:\n"
+                    f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+                )
+            ]
+        )
     return proc
 
 
@@ -154,13 +169,28 @@ def source_problems(package: Package, library_version: str) -> list[str]:
     """What the package's own files get wrong, before anything is built."""
     where = package.directory / "pyproject.toml"
     project = package.project
-    problems = [f"{where}: project.{k} is missing" for k in ("description", "readme", "license", "license-files", "requires-python", "authors", "keywords", "classifiers", "urls") if not project.get(k)]
+    problems = [
+        f"{where}: project.{k} is missing"
+        for k in (
+            "description",
+            "readme",
+            "license",
+            "license-files",
+            "requires-python",
+            "authors",
+            "keywords",
+            "classifiers",
+            "urls",
+        )
+        if not project.get(k)
+    ]
     if "version" in project.get("dynamic", []):
         problems.append(f"{where}: the version must be the static `version` field (its one source)")
     top = changelog_version(package.directory / "CHANGELOG.md")
     if top != package.version:
         problems.append(
-            f"{package.directory / 'CHANGELOG.md'}: the top entry is {top!r}, not the version {package.version!r} "
+            f"{package.directory / 'CHANGELOG.md'}: the top entry is {top!r}, "
+            f"not the version {package.version!r} "
             "(add a `## X.Y.Z` entry for every release)"
         )
     if package.is_environment:
@@ -179,26 +209,40 @@ def environment_problems(package: Package, library_version: str) -> list[str]:
         problems.append(f"{where}: project.tags is missing (the Hub shows them)")
     entries = project.get("entry-points", {}).get("medhal.environments", {})
     if len(entries) != 1 or next(iter(entries.values()), "") != f"{package.module}.report:REPORT":
-        problems.append(f'{where}: needs exactly one [project.entry-points."medhal.environments"] entry, "<id>" = "{package.module}.report:REPORT"')
+        problems.append(
+            f'{where}: needs exactly one [project.entry-points."medhal.environments"] entry, '
+            f'"<id>" = "{package.module}.report:REPORT"'
+        )
     requirements = {}
     for text in project.get("dependencies", []):
         requirement = Requirement(text)
         requirements[requirement.name] = requirement
     verifiers = requirements.get("verifiers")
-    lower = [Version(s.version) for s in (verifiers.specifier if verifiers else []) if s.operator in (">=", "==", "~=")]
+    lower = [
+        Version(s.version)
+        for s in (verifiers.specifier if verifiers else [])
+        if s.operator in (">=", "==", "~=")
+    ]
     if not lower or max(lower) < Version("0.2.0"):
-        problems.append(f"{where}: the verifiers requirement needs a lower bound >= 0.2.0 (the Hub's mark of a v1 environment)")
+        problems.append(
+            f"{where}: the verifiers requirement needs a lower bound >= 0.2.0 "
+            "(the Hub's mark of a v1 environment)"
+        )
     library = requirements.get(LIBRARY)
     current = Version(library_version)
     next_minor = Version(f"{current.major}.{current.minor + 1}.0")
     if library is None or not library.specifier.contains(current) or library.specifier.contains(next_minor):
         problems.append(
             f"{where}: the medhal requirement must admit {current} and stop before {next_minor} "
-            f"(e.g. medhal>={current.major}.{current.minor},<{next_minor.major}.{next_minor.minor}); it is {str(library) if library else None!r}"
+            f"(e.g. medhal>={current.major}.{current.minor},<{next_minor.major}.{next_minor.minor}); "
+            f"it is {str(library) if library else None!r}"
         )
     licence = package.directory / "LICENSE"
     if not licence.is_file() or licence.read_bytes() != (ROOT / "LICENSE").read_bytes():
-        problems.append(f"{licence}: must be a copy of the repository's LICENSE (license-files cannot reach outside the package)")
+        problems.append(
+            f"{licence}: must be a copy of the repository's LICENSE "
+            "(license-files cannot reach outside the package)"
+        )
     return problems
 
 
@@ -221,11 +265,21 @@ def metadata_problems(package: Package, wheel: Path) -> list[str]:
         "Keywords": bool(meta.get("Keywords")),
         "Author": bool(meta.get("Author") or meta.get("Author-email")),
     }
-    problems += [f"{wheel.name}: METADATA field {field} is missing or wrong ({meta.get(field)!r})" for field, ok in checks.items() if not ok]
+    problems += [
+        f"{wheel.name}: METADATA field {field} is missing or wrong ({meta.get(field)!r})"
+        for field, ok in checks.items()
+        if not ok
+    ]
     classifiers = meta.get_all("Classifier") or []
-    problems += [f"{wheel.name}: no `{prefix}...` classifier" for prefix in REQUIRED_CLASSIFIER_PREFIXES if not any(c.startswith(prefix) for c in classifiers)]
+    problems += [
+        f"{wheel.name}: no `{prefix}...` classifier"
+        for prefix in REQUIRED_CLASSIFIER_PREFIXES
+        if not any(c.startswith(prefix) for c in classifiers)
+    ]
     urls = {u.split(",", 1)[0].strip().lower() for u in meta.get_all("Project-URL") or []}
-    problems += [f"{wheel.name}: no Project-URL {label!r}" for label in REQUIRED_URLS if label.lower() not in urls]
+    problems += [
+        f"{wheel.name}: no Project-URL {label!r}" for label in REQUIRED_URLS if label.lower() not in urls
+    ]
     return problems
 
 
@@ -258,9 +312,9 @@ def local_path_pattern() -> re.Pattern[str]:
     """Absolute paths of this machine (the checkout, home, temp) and of any user's home or
     scratch folder. Not preceded by a word, a dot, a slash or a colon: URL paths such as
     `https://host/tmp/x` are not local paths."""
-    own = {str(ROOT), str(Path.home()), tempfile.gettempdir()} - {"/", ""}
-    generic = r"(?<![\w./:-])/(?:home|Users|root|work|tmp|private/var|var/folders)/[\w.-]+|\b[A-Za-z]:\\(?:Users|home)\\"
-    return re.compile("|".join([*(re.escape(p) for p in sorted(own, key=len, reverse=True)), generic]))
+    own = sorted({str(ROOT), str(Path.home()), tempfile.gettempdir()} - {"/", ""}, key=len, reverse=True)
+    posix = [*(re.escape(p) for p in own), r"/(?:home|Users|root|work|tmp|private/var|var/folders)/[\w.-]+"]
+    return re.compile(rf"(?<![\w./:-])(?:{'|'.join(posix)})|\b[A-Za-z]:\\(?:Users|home)\\")
 
 
 def content_problems(artifact: Path, upstream: set[int] | None) -> tuple[list[str], list[str]]:
@@ -271,7 +325,9 @@ def content_problems(artifact: Path, upstream: set[int] | None) -> tuple[list[st
         listing.append(f"    {size:>9,}  {path}")
         parts = path.split("/")
         if FORBIDDEN_DIRS & set(parts[:-1]) or path.endswith((".pyc", ".pyo")):
-            problems.append(f"{artifact.name}: {path} must not be shipped (tests, outputs and bytecode stay out)")
+            problems.append(
+                f"{artifact.name}: {path} must not be shipped (tests, outputs and bytecode stay out)"
+            )
         if size > MAX_FILE_BYTES:
             problems.append(f"{artifact.name}: {path} is {size:,} bytes (over {MAX_FILE_BYTES:,})")
         if not is_text(path):
@@ -285,7 +341,10 @@ def content_problems(artifact: Path, upstream: set[int] | None) -> tuple[list[st
         if upstream is not None and not path.endswith(("RECORD", "LICENSE")):
             shared = next((w for w in windows(words(text)) if w in upstream), None)
             if shared is not None:
-                problems.append(f"{artifact.name}: {path} contains upstream text ({SHINGLE_WORDS} words in a row from MEDHAL_SHARED_DATA)")
+                problems.append(
+                    f"{artifact.name}: {path} contains upstream text "
+                    f"({SHINGLE_WORDS} words in a row from MEDHAL_SHARED_DATA)"
+                )
     return listing, problems
 
 
@@ -341,7 +400,11 @@ def upstream_windows(shared: Path) -> set[int]:
     ours, not upstream)."""
     found: set[int] = set()
     for path in sorted(shared.rglob("*")):
-        if path.is_file() and path.name != "README.md" and path.suffix in {".json", ".jsonl", ".csv", ".py", ".txt", ".jinja"}:
+        if (
+            path.is_file()
+            and path.name != "README.md"
+            and path.suffix in {".json", ".jsonl", ".csv", ".py", ".txt", ".jinja"}
+        ):
             for text in upstream_texts(path):
                 found.update(windows(words(text)))
     return found
@@ -355,7 +418,10 @@ def build(pkgs: list[Package], dist: Path) -> None:
         out = package.dist(dist)
         shutil.rmtree(out, ignore_errors=True)
         # The wheel is built from the sdist (uv's default), so an incomplete sdist fails here.
-        run(["uv", "build", "--no-sources", "--quiet", "--out-dir", str(out), str(package.directory)], cwd=ROOT)
+        run(
+            ["uv", "build", "--no-sources", "--quiet", "--out-dir", str(out), str(package.directory)],
+            cwd=ROOT,
+        )
 
 
 def check_built(pkgs: list[Package], dist: Path) -> list[str]:
@@ -369,17 +435,33 @@ def check_built(pkgs: list[Package], dist: Path) -> list[str]:
         artifacts = package.artifacts(dist)
         kinds = sorted(p.suffix for p in artifacts)
         if kinds != [".gz", ".whl"]:
-            problems.append(f"{package.name}: expected one sdist and one wheel in {package.dist(dist)}, found {[p.name for p in artifacts]}")
+            problems.append(
+                f"{package.name}: expected one sdist and one wheel in {package.dist(dist)}, "
+                f"found {[p.name for p in artifacts]}"
+            )
             continue
         problems += metadata_problems(package, package.wheel(dist))
         for artifact in artifacts:
             listing, found = content_problems(artifact, upstream)
-            print(f"  {artifact.relative_to(dist)} ({artifact.stat().st_size:,} bytes):", *listing, sep="\n", flush=True)
+            print(
+                f"  {artifact.relative_to(dist)} ({artifact.stat().st_size:,} bytes):",
+                *listing,
+                sep="\n",
+                flush=True,
+            )
             problems += found
     if upstream is None:
-        print("  upstream-text check skipped: MEDHAL_SHARED_DATA does not point at the upstream files", flush=True)
+        print(
+            "  upstream-text check skipped: MEDHAL_SHARED_DATA does not point at the upstream files",
+            flush=True,
+        )
     files = [str(p) for package in pkgs for p in package.artifacts(dist)]
-    twine = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *files], capture_output=True, text=True)
+    twine = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *files],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if twine.returncode != 0:
         problems.append(f"twine check --strict failed:\n{twine.stdout[-3000:]}{twine.stderr[-2000:]}")
     return problems
@@ -405,7 +487,8 @@ for key, value in options.items():
     args += ["--taskset." + key, value if isinstance(value, str) else json.dumps(value)]
 print(json.dumps({
     "args": args, "tasks": len(tasks), "reply": scoring.gold_reply(tasks[0].data),
-    "v0_rows": len(v0.eval_dataset), "versions": {"environment": version(module.replace("_", "-")), "medhal": version("medhal")},
+    "v0_rows": len(v0.eval_dataset),
+    "versions": {"environment": version(module.replace("_", "-")), "medhal": version("medhal")},
 }))
 """
 
@@ -430,23 +513,63 @@ def check_installed(package: Package, library: Package, dist: Path, work: Path) 
     python = venv / "bin" / "python"
     # Outside the checkout and without uv configuration, so nothing resolves to the workspace.
     run(["uv", "venv", "--quiet", "--no-config", "--python", sys.executable, str(venv)], cwd=work)
-    run(["uv", "pip", "install", "--quiet", "--no-config", "--no-sources", "--python", str(python),
-         str(package.wheel(dist)), str(library.wheel(dist))], cwd=work)
+    run(
+        [
+            "uv",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-config",
+            "--no-sources",
+            "--python",
+            str(python),
+            str(package.wheel(dist)),
+            str(library.wheel(dist)),
+        ],
+        cwd=work,
+    )
     env = {**os.environ, **OFFLINE}
-    probe = json.loads(run([str(python), "-c", PROBE, package.env_id, package.module], cwd=work, env=env).stdout.strip().splitlines()[-1])
+    probe = json.loads(
+        run([str(python), "-c", PROBE, package.env_id, package.module], cwd=work, env=env)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     problems = []
     if probe["versions"] != {"environment": package.version, "medhal": library.version}:
         problems.append(f"{package.name}: the fresh venv has {probe['versions']}, not the built versions")
     if probe["v0_rows"] != probe["tasks"]:
-        problems.append(f"{package.name}: v0 load_environment has {probe['v0_rows']} rows for {probe['tasks']} tasks")
-    endpoint = subprocess.Popen([str(python), "-m", "medhal.scripted_endpoint", "--reply", probe["reply"]], stdout=subprocess.PIPE, text=True, cwd=work)
+        problems.append(
+            f"{package.name}: v0 load_environment has {probe['v0_rows']} rows for {probe['tasks']} tasks"
+        )
+    endpoint = subprocess.Popen(
+        [str(python), "-m", "medhal.scripted_endpoint", "--reply", probe["reply"]],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=work,
+    )
     try:
         base_url = endpoint.stdout.readline().strip() if endpoint.stdout else ""
         if not base_url.startswith("http"):
             raise CheckFailed([f"{package.name}: the scripted endpoint did not start"])
         out = work / f"run-{package.module}"
-        run([str(venv / "bin" / "eval"), package.env_id, "--client.base-url", base_url, "--no-push", "--no-rich",
-             "-m", "scripted", "-o", str(out), *probe["args"]], cwd=work, env=env, timeout=900)
+        run(
+            [
+                str(venv / "bin" / "eval"),
+                package.env_id,
+                "--client.base-url",
+                base_url,
+                "--no-push",
+                "--no-rich",
+                "-m",
+                "scripted",
+                "-o",
+                str(out),
+                *probe["args"],
+            ],
+            cwd=work,
+            env=env,
+            timeout=900,
+        )
     finally:
         endpoint.terminate()
         endpoint.wait(10)
@@ -454,18 +577,29 @@ def check_installed(package: Package, library: Package, dist: Path, work: Path) 
     rows = [json.loads(line) for line in traces[0].read_text().splitlines() if line.strip()] if traces else []
     errors = [r.get("errors") for r in rows if r.get("errors")]
     if len(rows) != probe["tasks"] or errors:
-        raise CheckFailed([f"{package.name}: eval in the fresh venv gave {len(rows)} traces for {probe['tasks']} tasks, errors: {errors[:2]}"])
+        got = f"{len(rows)} traces for {probe['tasks']} tasks, errors: {errors[:2]}"
+        raise CheckFailed([f"{package.name}: eval in the fresh venv gave {got}"])
     run_dir = traces[0].parent
     run([str(venv / "bin" / "medhal"), "report", str(run_dir), "--no-plots"], cwd=work, env=env)
     report = json.loads((run_dir / "report.json").read_text())
     code = code_record(report.get("provenance")) or {}
-    expected_code = {"environment": package.name, "environment_version": package.version, "medhal": library.version}
+    expected_code = {
+        "environment": package.name,
+        "environment_version": package.version,
+        "medhal": library.version,
+    }
     if {k: code.get(k) for k in expected_code} != expected_code:
         problems.append(f"{package.name}: report.json records code versions {code}, not {expected_code}")
     if report.get("n") != probe["tasks"] or report.get("n_errors") != 0 or report.get("complete") is not True:
-        problems.append(f"{package.name}: report.json has n={report.get('n')}, n_errors={report.get('n_errors')}, complete={report.get('complete')}")
+        problems.append(
+            f"{package.name}: report.json has n={report.get('n')}, n_errors={report.get('n_errors')}, "
+            f"complete={report.get('complete')}"
+        )
     if not report.get("micro_accuracy"):
-        problems.append(f"{package.name}: the first item's gold reply scored nothing (micro_accuracy {report.get('micro_accuracy')})")
+        problems.append(
+            f"{package.name}: the first item's gold reply scored nothing "
+            f"(micro_accuracy {report.get('micro_accuracy')})"
+        )
     if problems:
         raise CheckFailed(problems)
     return (
@@ -482,9 +616,23 @@ def publish_command(package: Package, dist: Path) -> list[str]:
     if not package.is_environment:
         files = package.artifacts(dist)
         if not files:
-            raise BadInput(f"{package.dist(dist)}: no {package.module}-{package.version} artifacts (run `make build` first)")
+            raise BadInput(
+                f"{package.dist(dist)}: no {package.module}-{package.version} artifacts "
+                "(run `make build` first)"
+            )
         return ["uv", "publish", *(shown(p) for p in files)]
-    return ["uvx", "--from", PRIME_CLI, "prime", "env", "push", "--path", shown(package.directory), "--visibility", "PUBLIC"]
+    return [
+        "uvx",
+        "--from",
+        PRIME_CLI,
+        "prime",
+        "env",
+        "push",
+        "--path",
+        shown(package.directory),
+        "--visibility",
+        "PUBLIC",
+    ]
 
 
 def shown(path: Path) -> str:
@@ -498,12 +646,17 @@ def shown(path: Path) -> str:
 def package_of_tag(tag: str, pkgs: list[Package]) -> Package:
     match = TAG.fullmatch(tag)
     if not match:
-        raise BadInput(f"release tag {tag!r} is not <package>-vX.Y.Z (packages: {', '.join(p.name for p in pkgs)})")
+        raise BadInput(
+            f"release tag {tag!r} is not <package>-vX.Y.Z (packages: {', '.join(p.name for p in pkgs)})"
+        )
     package = next((p for p in pkgs if p.name == match["name"]), None)
     if package is None:
         raise BadInput(f"release tag {tag!r} names no package (packages: {', '.join(p.name for p in pkgs)})")
     if match["version"] != package.version:
-        raise BadInput(f"release tag {tag!r} says {match['version']} but {shown(package.directory / 'pyproject.toml')} has version {package.version}")
+        raise BadInput(
+            f"release tag {tag!r} says {match['version']} but "
+            f"{shown(package.directory / 'pyproject.toml')} has version {package.version}"
+        )
     return package
 
 
@@ -514,12 +667,15 @@ def publish(ns: argparse.Namespace, pkgs: list[Package], dist: Path) -> int:
     package = package_of_tag(tag, pkgs)
     command = publish_command(package, dist)
     if ns.dry_run or os.environ.get("MEDHAL_PUBLISH_DRY_RUN") == "1":
-        print(f"would run: {shlex.join(command)}")
+        print(f"would run: {shlex.join(command)}", flush=True)
+        if command[:2] == ["uv", "publish"]:
+            # uv's own dry run checks the files against the index without uploading.
+            return subprocess.run([*command[:2], "--dry-run", *command[2:]], cwd=ROOT, check=False).returncode
         return 0
     if package.is_environment and not os.environ.get("PRIME_API_KEY"):
         raise BadInput("PRIME_API_KEY is not set (the Hub push authenticates with it)")
     print(f"running: {shlex.join(command)}", flush=True)
-    return subprocess.run(command, cwd=ROOT).returncode
+    return subprocess.run(command, cwd=ROOT, check=False).returncode
 
 
 # ----------------------------------------------------------------------------------- main
@@ -528,7 +684,12 @@ def publish(ns: argparse.Namespace, pkgs: list[Package], dist: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("step", nargs="?", default="all", choices=("all", "build", "publish"))
-    parser.add_argument("--dist", type=Path, default=Path(os.environ.get("MEDHAL_DIST", ROOT / "dist")), help="where artifacts go (MEDHAL_DIST; default dist/)")
+    parser.add_argument(
+        "--dist",
+        type=Path,
+        default=Path(os.environ.get("MEDHAL_DIST", ROOT / "dist")),
+        help="where artifacts go (MEDHAL_DIST; default dist/)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder of the install check")
     parser.add_argument("--tag", help="publish: the release tag (default RELEASE_TAG or GITHUB_REF_NAME)")
     parser.add_argument("--dry-run", action="store_true", help="publish: print the command only")
@@ -549,14 +710,22 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tempfile.mkdtemp(prefix="medhal-release-"))
         try:
             for package in pkgs[1:]:
-                print(check_installed(package, library, dist, work), flush=True)
+                started = time.monotonic()
+                line = check_installed(package, library, dist, work)
+                print(f"{line} ({time.monotonic() - started:.0f} s)", flush=True)
         finally:
             if ns.keep:
                 print(f"scratch kept in {work}")
             else:
                 shutil.rmtree(work, ignore_errors=True)
-        print("\nRelease check passed. Publish in this order (medhal first: the environments require it from PyPI),")
-        print("from the repository root, or push the tags <package>-vX.Y.Z and let .github/workflows/release.yml do it:")
+        print(
+            "\nRelease check passed. Publish in this order "
+            "(medhal first: the environments require it from PyPI),"
+        )
+        print(
+            "from the repository root, or push the tags <package>-vX.Y.Z "
+            "and let .github/workflows/release.yml do it:"
+        )
         for package in pkgs:
             print(f"  {shlex.join(publish_command(package, dist))}")
         return 0

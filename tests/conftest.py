@@ -60,16 +60,11 @@ def assets_dir(shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def offline_assets(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def offline_assets(shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every environment's pinned prompt assets, offline, for this process and its children:
-    Med-HALT's from shared data; MedHallu's upstream script is not in shared data, so a
-    script of the authors' shape holding their prompt strings stands in for it."""
-    from tests.medhallu_fixtures import install_prompt_asset, official_strings, prompt_script
-
-    root = tmp_path / "assets"
-    install_prompt_asset(root, prompt_script(official_strings(shared_data)), monkeypatch)
-    (root / "medhalt").symlink_to(shared_data / "medhalt", target_is_directory=True)
-    return root
+    the real upstream files in shared data (MEDHAL_ASSETS_DIR)."""
+    monkeypatch.setenv("MEDHAL_ASSETS_DIR", str(shared_data))
+    return shared_data
 
 
 @pytest.fixture

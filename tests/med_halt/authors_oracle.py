@@ -39,15 +39,31 @@ SETS = (
 
 # eval_full.py lines 39-40, in the authors' order (the first one present wins, line 47-50).
 FCT_KEYS = (
-    "correct_answer", "answer", "correct answer", "corrent_answer",
-    "Correct Answer", "Answer", "Correct_answer", "Correct answer",
+    "correct_answer",
+    "answer",
+    "correct answer",
+    "corrent_answer",
+    "Correct Answer",
+    "Answer",
+    "Correct_answer",
+    "Correct answer",
 )
 # eval_full.py lines 139-142: a fake-question reply counts correct when its lower-cased
 # `cop` contains any of these.
 FAKE_KEYWORDS = (
-    "i do not know", "conceding defeat", "admit", "none of the above",
-    "acknowled", "irrelevant", "fiction", "all of the above",
-    "nonsensical", "no correct", "absurd", "defy", 'i don"t know.',
+    "i do not know",
+    "conceding defeat",
+    "admit",
+    "none of the above",
+    "acknowled",
+    "irrelevant",
+    "fiction",
+    "all of the above",
+    "nonsensical",
+    "no correct",
+    "absurd",
+    "defy",
+    'i don"t know.',
     "defies",
 )
 # The single answer key of every other set: lines 118 and 137 (cop), 80 (paper_title),

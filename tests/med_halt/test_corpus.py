@@ -42,4 +42,9 @@ def test_the_corpus_is_labelled_for_every_convention_and_set():
 @pytest.mark.parametrize(("case", "convention"), PAIRS, ids=[f"{c['id']}-{conv}" for c, conv in PAIRS])
 def test_case_reads_as_labelled(case, convention):
     reading = READERS[convention](case["reply"], SETS[case["set"]].answer_keys)
-    assert reading.answer == case["expected"][convention], (case["id"], case["shape"], case["reason"], case["reply"])
+    assert reading.answer == case["expected"][convention], (
+        case["id"],
+        case["shape"],
+        case["reason"],
+        case["reply"],
+    )

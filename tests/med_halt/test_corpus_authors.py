@@ -23,14 +23,38 @@ CORPUS = Path(__file__).with_name("replies.jsonl")
 MIN_CASES = 160
 MIN_TINY_MODEL = 15
 SHAPES = {
-    "json", "python_dict", "code_fence", "reasoning_model", "truncated", "stop_here",
-    "invented_examples", "curly_quotes", "null_value", "comma_value", "key_case", "nested",
-    "no_dict", "boxed", "prose", "numbered_reasoning", "chatty", "refusal", "prompt_echo",
-    "non_english", "empty_or_garbage", "tiny_model",
+    "json",
+    "python_dict",
+    "code_fence",
+    "reasoning_model",
+    "truncated",
+    "stop_here",
+    "invented_examples",
+    "curly_quotes",
+    "null_value",
+    "comma_value",
+    "key_case",
+    "nested",
+    "no_dict",
+    "boxed",
+    "prose",
+    "numbered_reasoning",
+    "chatty",
+    "refusal",
+    "prompt_echo",
+    "non_english",
+    "empty_or_garbage",
+    "tiny_model",
 }
 FCT_SPELLINGS = (
-    "correct_answer", "answer", "correct answer", "corrent_answer",
-    "Correct Answer", "Answer", "Correct_answer", "Correct answer",
+    "correct_answer",
+    "answer",
+    "correct answer",
+    "corrent_answer",
+    "Correct Answer",
+    "Answer",
+    "Correct_answer",
+    "Correct answer",
 )
 
 
@@ -111,12 +135,12 @@ def test_recreate_examples() -> None:
 #        wrong (11 wrong in all).
 # score = (correct - 0.25 * wrong) / 100, e.g. NOTA (9 - 1.5) / 100 = 0.075.
 SAMPLE_COUNTS = {
-    "reasoning_FCT": (1, 9, 6, -0.0125),          # (1 - 2.25) / 100
+    "reasoning_FCT": (1, 9, 6, -0.0125),  # (1 - 2.25) / 100
     "reasoning_nota": (9, 6, 1, 0.075),
-    "reasoning_fake": (4, 12, 0, 0.01),           # (4 - 3) / 100
-    "IR_pmid2title": (6, 10, 0, 0.035),           # (6 - 2.5) / 100
-    "IR_pubmedlink2title": (1, 12, 3, -0.02),     # (1 - 3) / 100
-    "IR_title2pubmedlink": (7, 9, 0, 0.0475),     # (7 - 2.25) / 100
+    "reasoning_fake": (4, 12, 0, 0.01),  # (4 - 3) / 100
+    "IR_pmid2title": (6, 10, 0, 0.035),  # (6 - 2.5) / 100
+    "IR_pubmedlink2title": (1, 12, 3, -0.02),  # (1 - 3) / 100
+    "IR_title2pubmedlink": (7, 9, 0, 0.0475),  # (7 - 2.25) / 100
     "IR_abstract2pubmedlink": (5, 11, 0, 0.0225),  # (5 - 2.75) / 100
 }
 

@@ -42,20 +42,68 @@ from medhal.datasets import DatasetError
 from tests.med_halt import authors_oracle as oracle
 
 PROPERTY = settings(
-    max_examples=300, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow],
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 MANY = settings(PROPERTY, max_examples=2000)
 
 SET_NAMES = list(oracle.SETS)
-KEYS = {name: (oracle.FCT_KEYS if name == "reasoning_FCT" else (oracle.ANSWER_KEY[name],)) for name in SET_NAMES}
+KEYS = {
+    name: (oracle.FCT_KEYS if name == "reasoning_FCT" else (oracle.ANSWER_KEY[name],)) for name in SET_NAMES
+}
 METHODS = {None, "json", "python", "key-value", "label", "authors-regex"}
 
 # Text that looks like model output: prose, tags, braces, quotes, digits, unicode.
 TOKENS = [
-    "<think>", "</think>", "<THINK>", "</reasoning>", "{", "}", "[", "]", ":", ",", "'", '"', "\u201c", "\u201d",
-    "\u2019", "```", "```json", "\n", " ", "0", "1", "2", "cop", "'cop'", '"cop"', "url", "paper_title", "correct_answer",
-    "'answer'", "is_answer_correct", "Answer:", "Final answer:", "\\boxed{", "None", "null", "true", "Stop Here",
-    "Input:", "Output:", "**", "\\", "\x00", "é", "字", "\u2028", "\xa0",
+    "<think>",
+    "</think>",
+    "<THINK>",
+    "</reasoning>",
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    ",",
+    "'",
+    '"',
+    "\u201c",
+    "\u201d",
+    "\u2019",
+    "```",
+    "```json",
+    "\n",
+    " ",
+    "0",
+    "1",
+    "2",
+    "cop",
+    "'cop'",
+    '"cop"',
+    "url",
+    "paper_title",
+    "correct_answer",
+    "'answer'",
+    "is_answer_correct",
+    "Answer:",
+    "Final answer:",
+    "\\boxed{",
+    "None",
+    "null",
+    "true",
+    "Stop Here",
+    "Input:",
+    "Output:",
+    "**",
+    "\\",
+    "\x00",
+    "é",
+    "字",
+    "\u2028",
+    "\xa0",
 ]
 model_text = st.one_of(
     st.text(max_size=300),
@@ -65,12 +113,38 @@ model_text = st.one_of(
 # Short strings dense in what the authors' regex turns on: quotes, colons, commas,
 # braces, backslashes, newlines and every kind of Unicode whitespace.
 DENSE = [
-    "'", '"', ":", ",", "}", "{", "\\", "\n", "\r", " ", "\t", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\xa0",
-    "\u1680", "\u2000", "\u2028", "\u2029", "\u202f", "\u3000", "a", "b", "é",
+    "'",
+    '"',
+    ":",
+    ",",
+    "}",
+    "{",
+    "\\",
+    "\n",
+    "\r",
+    " ",
+    "\t",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x1f",
+    "\x85",
+    "\xa0",
+    "\u1680",
+    "\u2000",
+    "\u2028",
+    "\u2029",
+    "\u202f",
+    "\u3000",
+    "a",
+    "b",
+    "é",
 ]
 dense_text = st.one_of(
     st.text(alphabet=st.sampled_from(DENSE), max_size=40),
-    st.lists(st.sampled_from(DENSE + ["'k'", '"v"', "': '", '", "', "'}", ":'", "\\'", "''"]), max_size=20).map("".join),
+    st.lists(
+        st.sampled_from([*DENSE, "'k'", '"v"', "': '", '", "', "'}", ":'", "\\'", "''"]), max_size=20
+    ).map("".join),
     st.text(max_size=30),
 )
 
@@ -96,8 +170,12 @@ def test_readers_never_raise_and_readings_are_consistent(text, name):
 @PROPERTY
 @given(model_text, st.sampled_from(SET_NAMES), st.sampled_from(["medhal", "authors", "strict"]), st.data())
 def test_scoring_arbitrary_text_never_raises(text, name, parser, data):
-    item = Item(name, data.draw(st.sampled_from(["Vitamin C", "Unknown", "https://pubmed.ncbi.nlm.nih.gov/123", "None"])),
-                data.draw(st.sampled_from(rules(name))), parser)
+    item = Item(
+        name,
+        data.draw(st.sampled_from(["Vitamin C", "Unknown", "https://pubmed.ncbi.nlm.nih.gov/123", "None"])),
+        data.draw(st.sampled_from(rules(name))),
+        parser,
+    )
     scored = score(item, text)
     assert all(v in (0.0, 1.0) for v in scored.metrics.values())
     for convention in ("medhal", "authors", "strict"):
@@ -137,15 +215,29 @@ def test_pubmed_id_arbitrary_text(text):
 
 
 @PROPERTY
-@given(st.integers(1, 10**9), st.sampled_from([
-    "https://pubmed.ncbi.nlm.nih.gov/{}", "https://pubmed.ncbi.nlm.nih.gov/{}/", "pubmed.ncbi.nlm.nih.gov/{}",
-    "https://www.ncbi.nlm.nih.gov/pubmed/{}", "http://ncbi.nlm.nih.gov/pubmed/{}",
-]))
+@given(
+    st.integers(1, 10**9),
+    st.sampled_from(
+        [
+            "https://pubmed.ncbi.nlm.nih.gov/{}",
+            "https://pubmed.ncbi.nlm.nih.gov/{}/",
+            "pubmed.ncbi.nlm.nih.gov/{}",
+            "https://www.ncbi.nlm.nih.gov/pubmed/{}",
+            "http://ncbi.nlm.nih.gov/pubmed/{}",
+        ]
+    ),
+)
 def test_pubmed_link_forms(pmid, form):
     assert pubmed_id(form.format(pmid)) == str(pmid)
 
 
 # ------------------------------------------------- the authors' regex, re-implemented
+
+
+def test_the_oracle_regex_is_the_authors_verbatim():
+    """evaluate.py line 29 @ 3dfe1e4, character for character, without flags."""
+    assert oracle.KEY_VALUE.pattern == r"""['"](.*?)['"]\s*:\s*['"]*(.*?)['"]*\s*[,}]"""
+    assert oracle.KEY_VALUE.flags == re.UNICODE
 
 
 @MANY
@@ -178,12 +270,35 @@ def _plain_value(text: str, fences: bool = False) -> bool:
     return not _TAG.search(text) and (fences or "```" not in text)
 
 
-VALUE_BITS = ["'", '"', ",", "\n", ":", "\\", "\t", " ", "\xa0", "\u2028", "é", "字", "[", "]", "<", ">", "`", "Stop Here", "null"]
+VALUE_BITS = [
+    "'",
+    '"',
+    ",",
+    "\n",
+    ":",
+    "\\",
+    "\t",
+    " ",
+    "\xa0",
+    "\u2028",
+    "é",
+    "字",
+    "[",
+    "]",
+    "<",
+    ">",
+    "`",
+    "Stop Here",
+    "null",
+]
 BRACES = ["{", "}", "{'cop': 'x'}", "\\frac{1}{2}"]
 
 
 def values(extra: list[str] = (), fences: bool = False) -> st.SearchStrategy[str]:
-    bit = st.one_of(st.sampled_from(VALUE_BITS + list(extra)), st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="{}"), max_size=5))
+    bit = st.one_of(
+        st.sampled_from(VALUE_BITS + list(extra)),
+        st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="{}"), max_size=5),
+    )
     return st.lists(bit, max_size=12).map("".join).filter(lambda v: _plain_value(v, fences))
 
 
@@ -191,7 +306,9 @@ def answer_values(extra: list[str] = (), fences: bool = False) -> st.SearchStrat
     return values(extra, fences).filter(lambda v: v.strip() != "")
 
 
-prose = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="{}`"), max_size=40).filter(_plain_value)
+prose = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="{}`"), max_size=40).filter(
+    _plain_value
+)
 EXTRA_KEYS = ("cop_index", "why_correct", "is_paper_exists", "is_answer_correct", "note")
 STYLES = ["json", "json-indented", "python", "fenced", "think", "stop-here"]
 
@@ -209,7 +326,8 @@ def written(answer: dict, style: str, before: str, after: str, key: str) -> str:
     elif style == "think":
         return f"<think>{before} draft {{'{key}': 'not this'}}</think>\n{body_python(answer)}{after}"
     else:
-        return f"{before}{body_python(answer)}Stop Here\nInput: {{'Question': 'q'}}\nOutput: {{'{key}': 'an invented one'}}Stop Here"
+        invented = f"Input: {{'Question': 'q'}}\nOutput: {{'{key}': 'an invented one'}}Stop Here"
+        return f"{before}{body_python(answer)}Stop Here\n{invented}"
     return f"{before}{body}{after}"
 
 
@@ -239,7 +357,9 @@ def test_a_dict_in_any_style_is_read_back_equal(case, style, before, after):
     assert (reading.key, reading.answer) == (key, answer[key].strip()), reply
 
 
-@pytest.mark.xfail(strict=True, reason="braces inside quoted values cut the dict (brace_spans ignores quoting)")
+@pytest.mark.xfail(
+    strict=True, reason="braces inside quoted values cut the dict (brace_spans ignores quoting)"
+)
 @PROPERTY
 @given(answer_dicts(values(BRACES), answer_values(BRACES)), st.sampled_from(STYLES), prose, prose)
 def test_a_dict_with_braces_inside_values_is_read_back_equal(case, style, before, after):
@@ -248,9 +368,14 @@ def test_a_dict_with_braces_inside_values_is_read_back_equal(case, style, before
     assert reading.fields == answer and reading.answer == answer[key].strip()
 
 
-@pytest.mark.xfail(strict=True, reason="code-fence marks are removed inside quoted values too (without_fences)")
+@pytest.mark.xfail(
+    strict=True, reason="code-fence marks are removed inside quoted values too (without_fences)"
+)
 @PROPERTY
-@given(answer_dicts(values(["```", "```json"], fences=True), answer_values(["```"], fences=True)), st.sampled_from(STYLES[:3]))
+@given(
+    answer_dicts(values(["```", "```json"], fences=True), answer_values(["```"], fences=True)),
+    st.sampled_from(STYLES[:3]),
+)
 def test_a_dict_with_fence_marks_inside_values_is_read_back_equal(case, style):
     name, key, answer = case
     reading = read_medhal(written(answer, style, "", "", key), KEYS[name])
@@ -271,7 +396,9 @@ word = st.builds(
 )
 separator = st.sampled_from([" ", ", ", "\n", ' "', '" ', " - ", ". ", " [", "] ", "\xa0", " (", ") ", "; "])
 loose_value = st.builds(
-    lambda first, rest: first + "".join(s + w for s, w in rest), word, st.lists(st.tuples(separator, word), max_size=5),
+    lambda first, rest: first + "".join(s + w for s, w in rest),
+    word,
+    st.lists(st.tuples(separator, word), max_size=5),
 )
 
 
@@ -282,14 +409,23 @@ def test_a_dict_with_unescaped_apostrophes_is_read_back_equal(name, data, think,
     extras = data.draw(st.lists(st.sampled_from(EXTRA_KEYS), unique=True, max_size=3))
     answer = {k: data.draw(loose_value) for k in [key, *extras]}
     body = "{" + ", ".join(f"'{k}': '{v}'" for k, v in answer.items()) + "}"
-    reply = ("<think>first {'a': 'b'}</think>\n" if think else "") + body + ("Stop Here\nInput: {'Question': 'q'}" if stop_here else "")
+    reply = (
+        ("<think>first {'a': 'b'}</think>\n" if think else "")
+        + body
+        + ("Stop Here\nInput: {'Question': 'q'}" if stop_here else "")
+    )
     reading = read_medhal(reply, KEYS[name])
     assert reading.fields == answer, reply
     assert reading.answer == answer[key].strip()
 
 
 @PROPERTY
-@given(answer_dicts(values(BRACES), answer_values(BRACES)), st.sampled_from(["json", "python"]), st.booleans(), st.booleans())
+@given(
+    answer_dicts(values(BRACES), answer_values(BRACES)),
+    st.sampled_from(["json", "python"]),
+    st.booleans(),
+    st.booleans(),
+)
 def test_strict_reads_one_dict_literal_back_equal(case, style, think, stop_here):
     """Strict reads the whole reply as one literal, so braces inside values are fine."""
     name, key, answer = case
@@ -302,7 +438,9 @@ def test_strict_reads_one_dict_literal_back_equal(case, style, think, stop_here)
 
 
 simple_value = st.text(
-    st.characters(blacklist_categories=("Cs", "Zl", "Zp", "Cc"), blacklist_characters="'\",}{\\\x85"), min_size=1, max_size=30,
+    st.characters(blacklist_categories=("Cs", "Zl", "Zp", "Cc"), blacklist_characters="'\",}{\\\x85"),
+    min_size=1,
+    max_size=30,
 ).filter(str.isprintable)  # repr escapes what is not printable
 
 
@@ -320,7 +458,8 @@ def test_authors_read_a_simple_value_exactly(name, value, style, after):
 @given(st.sampled_from(SET_NAMES), answer_values(), answer_values())
 def test_first_answer_wins_over_invented_examples(name, first, second):
     key = KEYS[name][0]
-    reply = f"{json.dumps({key: first})}\nStop Here\nInput: {{'Question': 'q'}}\nOutput: {json.dumps({key: second})}"
+    invented = f"Input: {{'Question': 'q'}}\nOutput: {json.dumps({key: second})}"
+    reply = f"{json.dumps({key: first})}\nStop Here\n{invented}"
     assert read_medhal(reply, KEYS[name]).answer == first.strip()
 
 
@@ -343,7 +482,13 @@ def test_open_think_block_has_no_answer(before, thinking):
 
 
 @PROPERTY
-@given(st.sampled_from(SET_NAMES), st.sampled_from(['{"%s": null}', "{'%s': None}", "{'%s': ''}", '{"%s": "  "}', "{'%s': None, 'why': 'it's'}"]), prose)
+@given(
+    st.sampled_from(SET_NAMES),
+    st.sampled_from(
+        ['{"%s": null}', "{'%s': None}", "{'%s': ''}", '{"%s": "  "}', "{'%s': None, 'why': 'it's'}"]
+    ),
+    prose,
+)
 def test_null_answers_are_format_errors_under_medhal_and_strict(name, template, after):
     key = KEYS[name][0]
     reply = template % key + after.replace("{", "")

@@ -35,14 +35,20 @@ COP = ("cop",)
 URL = ("url",)
 TITLE = ("paper_title",)
 FCT_KEYS = oracle.FCT_KEYS  # restated from eval_full.py lines 39-40, not imported from the package
-SET_KEYS = {name: (oracle.FCT_KEYS if name == "reasoning_FCT" else (oracle.ANSWER_KEY[name],)) for name in oracle.SETS}
+SET_KEYS = {
+    name: (oracle.FCT_KEYS if name == "reasoning_FCT" else (oracle.ANSWER_KEY[name],)) for name in oracle.SETS
+}
 
 
 def test_three_conventions_with_one_reader_each():
     assert CONVENTIONS == ("medhal", "authors", "strict")
-    assert READERS == {"medhal": read_medhal, "authors": read_authors, "strict": read_strict}
+    assert dict(READERS) == {"medhal": read_medhal, "authors": read_authors, "strict": read_strict}
     readings = read_all("{'cop': 'Liver'}", COP)
-    assert {name: r.answer for name, r in readings.items()} == {"medhal": "Liver", "authors": "Liver", "strict": "Liver"}
+    assert {name: r.answer for name, r in readings.items()} == {
+        "medhal": "Liver",
+        "authors": "Liver",
+        "strict": "Liver",
+    }
 
 
 def test_the_package_answer_keys_are_the_authors():
@@ -68,7 +74,11 @@ def test_python_dict_as_the_shots_show_it():
 def test_json_over_several_lines_in_a_code_fence_after_prose():
     reply = 'Here is my answer:\n```json\n{\n  "cop": "Pancreas",\n  "cop_index": 2\n}\n```\nHope this helps.'
     reading = read_medhal(reply, COP)
-    assert (reading.method, reading.answer, reading.fields) == (JSON, "Pancreas", {"cop": "Pancreas", "cop_index": 2})
+    assert (reading.method, reading.answer, reading.fields) == (
+        JSON,
+        "Pancreas",
+        {"cop": "Pancreas", "cop_index": 2},
+    )
 
 
 def test_think_block_is_skipped_and_its_draft_dicts_ignored():
@@ -83,21 +93,30 @@ def test_every_reasoning_tag_is_removed(tag):
 
 
 def test_closing_tag_without_an_opening_one_ends_the_reasoning():
-    assert read_medhal("the template opened it {'cop': 'Liver'}</think>{'cop': 'Pancreas'}", COP).answer == "Pancreas"
+    assert (
+        read_medhal("the template opened it {'cop': 'Liver'}</think>{'cop': 'Pancreas'}", COP).answer
+        == "Pancreas"
+    )
 
 
 def test_reply_cut_off_while_thinking_has_no_answer():
     reply = "<think>The options are {'0': 'Liver', '1': 'Pancreas'} and I think the answer is"
     assert answer_text(reply) is None
     assert read_medhal(reply, COP) == Reading()
-    assert read_medhal("{'cop': 'Liver'}\n<think>second thoughts", COP) == Reading()  # opened after the last close
+    assert (
+        read_medhal("{'cop': 'Liver'}\n<think>second thoughts", COP) == Reading()
+    )  # opened after the last close
 
 
 def test_unescaped_apostrophes_in_single_quoted_values_fall_back_to_key_values():
     reply = "{'cop': 'Parkinson's disease', 'cop_index': 2, 'why_correct': 'it's the classic triad'}"
     reading = read_medhal(reply, COP)
     assert reading.method == KEY_VALUE
-    assert reading.fields == {"cop": "Parkinson's disease", "cop_index": "2", "why_correct": "it's the classic triad"}
+    assert reading.fields == {
+        "cop": "Parkinson's disease",
+        "cop_index": "2",
+        "why_correct": "it's the classic triad",
+    }
     assert reading.answer == "Parkinson's disease"
 
 
@@ -117,7 +136,10 @@ def test_dict_without_the_answer_key_is_skipped_for_a_later_one():
 
 
 def test_truncated_reply_keeps_the_completed_fields():
-    reply = "{'is_paper_exists': 'Yes', 'url': 'https://pubmed.ncbi.nlm.nih.gov/29596064', 'note': 'This paper discuss"
+    reply = (
+        "{'is_paper_exists': 'Yes', 'url': 'https://pubmed.ncbi.nlm.nih.gov/29596064', "
+        "'note': 'This paper discuss"
+    )
     reading = read_medhal(reply, URL)
     assert reading.method == KEY_VALUE
     assert reading.answer == "https://pubmed.ncbi.nlm.nih.gov/29596064"
@@ -160,7 +182,18 @@ def test_labelled_or_boxed_answer_without_a_dict(reply, answer):
     assert (reading.key, reading.answer, reading.method) == ("cop", answer, LABEL)
 
 
-@pytest.mark.parametrize("reply", ["", "   ", "I am not able to answer this question.", "The answer is B.", "Answer: null", "Answer: None", None])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "",
+        "   ",
+        "I am not able to answer this question.",
+        "The answer is B.",
+        "Answer: null",
+        "Answer: None",
+        None,
+    ],
+)
 def test_replies_with_nothing_to_read(reply):
     assert read_medhal(reply, COP) == Reading()
 
@@ -184,7 +217,11 @@ def test_number_values_are_read_as_text():
 def test_the_literal_option_text_none_is_an_answer():
     """An option can be called "None": quoted, it is text, not a null."""
     for reply in ("{'cop': 'None'}", '{"cop": "None"}'):
-        assert (read_medhal(reply, COP).answer, read_strict(reply, COP).answer, read_authors(reply, COP).answer) == ("None",) * 3
+        assert (
+            read_medhal(reply, COP).answer,
+            read_strict(reply, COP).answer,
+            read_authors(reply, COP).answer,
+        ) == ("None",) * 3
 
 
 def test_find_field_order_null_values_and_loose_keys():
@@ -210,12 +247,17 @@ def test_brace_spans_nested_and_unclosed():
 @pytest.mark.xfail(
     strict=True,
     reason="brace_spans counts braces inside quoted values: {'cop': 'a}b'} is cut at the first '}' and "
-    "medhal reads the answer 'a' (a careful human reads 'a}b'; values with LaTeX like \\frac{1}{2} are common)",
+    "medhal reads the answer 'a' (a careful human reads 'a}b'; LaTeX like \\frac{1}{2} is common in values)",
 )
 def test_brace_inside_a_quoted_value_is_part_of_the_value():
     assert brace_spans("{'cop': 'a}b'} rest") == ["{'cop': 'a}b'}"]
     assert read_medhal('{"cop": "a}b"}', COP).answer == "a}b"
-    assert read_medhal("{'cop': 'Pancreas', 'why_correct': 'see \\\\frac{1}{2} } here'}", COP).fields["why_correct"] == "see \\frac{1}{2} } here"
+    assert (
+        read_medhal("{'cop': 'Pancreas', 'why_correct': 'see \\\\frac{1}{2} } here'}", COP).fields[
+            "why_correct"
+        ]
+        == "see \\frac{1}{2} } here"
+    )
 
 
 @pytest.mark.xfail(
@@ -261,9 +303,16 @@ def test_null_or_empty_answer_is_a_format_error_except_for_the_authors(reply, au
 
 
 def test_a_null_answer_is_not_replaced_by_a_later_pass():
-    """The Python literal holds the key with None: the key-value pass (which would see
-    the text "None") and a later dict do not turn it into an answer."""
-    assert read_medhal("{'cop': None}\n{'cop': 'Liver'}", COP).answer is None
+    """A dict holding the key with None: the key-value pass (which would see the text
+    "None") does not turn it into an answer, nor does an invented example after it. A
+    later dict of the model's own answer corrects it (the lead's decision on corpus case
+    mt-085: the last dict holding the key before any invented example is the answer)."""
+    assert (
+        read_medhal("{'cop': None}Stop Here\nInput: {'Question': 'q'}\nOutput: {'cop': 'Liver'}", COP).answer
+        is None
+    )
+    assert read_medhal("{'cop': None}\n{'cop': 'Liver'}", COP).answer == "Liver"
+    assert read_medhal("{'cop': 'Liver'}\n{'cop': None}", COP).answer is None
     unparseable = read_medhal("{'cop': None, 'why': 'it's unclear'}", COP)  # key-value pass only
     assert (unparseable.method, unparseable.answer) == (KEY_VALUE, None)
     assert read_medhal('{"cop": null', COP).answer is None  # cut off after the null
@@ -287,17 +336,37 @@ def test_null_under_one_fct_key_and_an_answer_under_another():
     [
         # The raw reply, think block included: the draft inside it is read too, and a later
         # duplicate key wins (evaluate.py lines 33-35).
-        ("<think>Maybe {'cop': 'Liver'}? No.</think>\n{'cop': 'Pancreas'}", COP, "Pancreas", {"cop": "Pancreas"}),
-        ("{'cop': 'Vitamin C'}Stop Here\nInput: {'Question': 'q'}\nOutput: {'cop': 'D'}Stop Here", COP, "D", None),
+        (
+            "<think>Maybe {'cop': 'Liver'}? No.</think>\n{'cop': 'Pancreas'}",
+            COP,
+            "Pancreas",
+            {"cop": "Pancreas"},
+        ),
+        (
+            "{'cop': 'Vitamin C'}Stop Here\nInput: {'Question': 'q'}\nOutput: {'cop': 'D'}Stop Here",
+            COP,
+            "D",
+            None,
+        ),
         # A value ends at the first comma or closing brace.
         ("{'cop': 'Vitamin C, D', 'cop_index': 1}", COP, "Vitamin C", None),
         ('{"paper_title": "A trial: first, second"}', TITLE, "A trial: first", None),
         # Keys and values never span a line; \s* does.
-        ('{\n  "cop": "Pancreas",\n  "cop_index": 2\n}', COP, "Pancreas", {"cop": "Pancreas", "cop_index": "2"}),
+        (
+            '{\n  "cop": "Pancreas",\n  "cop_index": 2\n}',
+            COP,
+            "Pancreas",
+            {"cop": "Pancreas", "cop_index": "2"},
+        ),
         ("{'cop': 'line one\nline two'}", COP, None, {}),
         # Every value is text.
         ("{'cop': 2}", COP, "2", {"cop": "2"}),
-        ('{"is_answer_correct": true, "answer": "B"}', FCT_KEYS, "B", {"is_answer_correct": "true", "answer": "B"}),
+        (
+            '{"is_answer_correct": true, "answer": "B"}',
+            FCT_KEYS,
+            "B",
+            {"is_answer_correct": "true", "answer": "B"},
+        ),
         # Backslashes leave keys, not values.
         ('{\\"cop\\": \\"X\\"}', COP, '\\"X\\', {"cop": '\\"X\\'}),
         # The key is matched exactly: no case folding.
@@ -319,7 +388,11 @@ def test_authors_reading_of_the_raw_reply(reply, keys, answer, fields):
         assert reading.fields == fields
     if reading.fields:
         assert reading.method == REGEX
-    set_name = "reasoning_FCT" if keys == FCT_KEYS else {"cop": "reasoning_nota", "url": "IR_title2pubmedlink", "paper_title": "IR_pmid2title"}[keys[0]]
+    set_name = (
+        "reasoning_FCT"
+        if keys == FCT_KEYS
+        else {"cop": "reasoning_nota", "url": "IR_title2pubmedlink", "paper_title": "IR_pmid2title"}[keys[0]]
+    )
     assert oracle.authors_answer(set_name, reply or "") == answer
 
 
@@ -374,7 +447,10 @@ def test_strict_reading(reply, answer):
 
 
 def test_strict_takes_the_first_fct_key_spelled_exactly():
-    assert read_strict("{'is_answer_correct': 'no', 'Correct answer': 'b', 'answer': 'a'}", FCT_KEYS).answer == "a"
+    assert (
+        read_strict("{'is_answer_correct': 'no', 'Correct answer': 'b', 'answer': 'a'}", FCT_KEYS).answer
+        == "a"
+    )
     assert read_strict("{'is_answer_correct': 'no', 'correct_Answer': 'a'}", FCT_KEYS).answer is None
 
 

@@ -26,22 +26,26 @@ approx = pytest.approx
 
 # Hand-made replies for the 21 demo items (7 sets x 3, in load order); None: no prediction.
 DEMO_REPLIES = [
-    "{'is_answer_correct': 'no', 'answer': 'Vitamin C'}",  # 0 FCT, gold Vitamin C, verdict gold no
-    '```json\n{"is_answer_correct": "yes", "correct answer": "Liver"}\n```',  # 1 gold Pancreas, verdict gold yes
-    "I think the answer is Four.",  # 2 gold Four: no dict, no label
+    # 0 FCT, gold Vitamin C, verdict gold no; 1 gold Pancreas, verdict gold yes; 2 gold Four: no dict
+    "{'is_answer_correct': 'no', 'answer': 'Vitamin C'}",
+    '```json\n{"is_answer_correct": "yes", "correct answer": "Liver"}\n```',
+    "I think the answer is Four.",
     "{'cop': 'None of the above', 'cop_index': 1}",  # 3 NOTA, gold None of the above
     "{'cop': 'Pancreas', 'cop_index': 2}",  # 4 gold None of the above
     "<think>four chambers</think>\n{'cop': 'Four', 'cop_index': 2}",  # 5 gold Four
     "{'cop': 'I do not know', 'cop_index': 3}",  # 6 fake
     "{'cop': 'Reverse aspirin', 'cop_index': 1}",  # 7
     None,  # 8: no prediction (an error row)
-    '{"paper_title": "Demo paper written by medhal: hand-hygiene reminders on a surgical ward"}',  # 9 pmid2title
+    # 9 pmid2title
+    '{"paper_title": "Demo paper written by medhal: hand-hygiene reminders on a surgical ward"}',
     '{"paper_title": "Unknown"}',  # 10 real paper
     "{'is_paper_exists': 'Unknown', 'paper_title': 'Unknown'}",  # 11 fake paper
     "{}",  # 12 pubmedlink2title
-    "{'paper_title': 'demo paper written by medhal - sleep duration and exam scores of nursing students'}",  # 13
+    # 13
+    "{'paper_title': 'demo paper written by medhal - sleep duration and exam scores of nursing students'}",
     "{'paper_title': 'Bone healing in older adults'}",  # 14 fake paper
-    "{'url': 'https://pubmed.ncbi.nlm.nih.gov/99000001'}",  # 15 title2pubmedlink, gold ncbi.nlm.nih.gov/pubmed/99000001
+    # 15 title2pubmedlink, gold https://ncbi.nlm.nih.gov/pubmed/99000001 (the other link form)
+    "{'url': 'https://pubmed.ncbi.nlm.nih.gov/99000001'}",
     "{'url': 'https://ncbi.nlm.nih.gov/pubmed/99000002'}",  # 16
     "{'url': 'Unknown'}",  # 17 fake paper
     "{'url': 'https://pubmed.ncbi.nlm.nih.gov/12345678'}",  # 18 abstract2pubmedlink
@@ -56,46 +60,70 @@ DEMO_REPLIES = [
 # Per set (right, read-but-wrong, format errors, missing), counted from those rows:
 HAND = {
     "medhal": {
-        "reasoning_FCT": (1, 1, 1, 0), "reasoning_nota": (2, 1, 0, 0), "reasoning_fake": (1, 1, 0, 1),
-        "IR_pmid2title": (2, 1, 0, 0), "IR_pubmedlink2title": (1, 1, 1, 0), "IR_title2pubmedlink": (3, 0, 0, 0),
+        "reasoning_FCT": (1, 1, 1, 0),
+        "reasoning_nota": (2, 1, 0, 0),
+        "reasoning_fake": (1, 1, 0, 1),
+        "IR_pmid2title": (2, 1, 0, 0),
+        "IR_pubmedlink2title": (1, 1, 1, 0),
+        "IR_title2pubmedlink": (3, 0, 0, 0),
         "IR_abstract2pubmedlink": (1, 1, 1, 0),
     },
     "authors": {
-        "reasoning_FCT": (1, 1, 1, 0), "reasoning_nota": (2, 1, 0, 0), "reasoning_fake": (1, 1, 0, 1),
-        "IR_pmid2title": (2, 1, 0, 0), "IR_pubmedlink2title": (0, 2, 1, 0), "IR_title2pubmedlink": (2, 1, 0, 0),
+        "reasoning_FCT": (1, 1, 1, 0),
+        "reasoning_nota": (2, 1, 0, 0),
+        "reasoning_fake": (1, 1, 0, 1),
+        "IR_pmid2title": (2, 1, 0, 0),
+        "IR_pubmedlink2title": (0, 2, 1, 0),
+        "IR_title2pubmedlink": (2, 1, 0, 0),
         "IR_abstract2pubmedlink": (1, 1, 1, 0),
     },
     "strict": {
-        "reasoning_FCT": (1, 0, 2, 0), "reasoning_nota": (2, 1, 0, 0), "reasoning_fake": (1, 1, 0, 1),
-        "IR_pmid2title": (2, 1, 0, 0), "IR_pubmedlink2title": (1, 1, 1, 0), "IR_title2pubmedlink": (3, 0, 0, 0),
+        "reasoning_FCT": (1, 0, 2, 0),
+        "reasoning_nota": (2, 1, 0, 0),
+        "reasoning_fake": (1, 1, 0, 1),
+        "IR_pmid2title": (2, 1, 0, 0),
+        "IR_pubmedlink2title": (1, 1, 1, 0),
+        "IR_title2pubmedlink": (3, 0, 0, 0),
         "IR_abstract2pubmedlink": (1, 1, 1, 0),
     },
 }
 # Whole run, per convention (N = 21, one missing prediction everywhere):
 OVERALL = {
     "medhal": {  # right 11, read-but-wrong 6, format errors 3
-        "accuracy": 11 / 21, "parse_rate": 17 / 21, "error_rate": 1 / 21,
+        "accuracy": 11 / 21,
+        "parse_rate": 17 / 21,
+        "error_rate": 1 / 21,
         "paper_score": 8.5 / 21,  # (11 - 0.25 * 10) / 21
         "code_score": 0.095,  # (11 - 0.25 * 6) / 100
-        "code_accuracy": 11 / 17, "format_error_rate": 3 / 21,
+        "code_accuracy": 11 / 17,
+        "format_error_rate": 3 / 21,
         "macro_accuracy": 11 / 21,  # (1 + 2 + 1 + 2 + 1 + 3 + 1) / 3 / 7: equal set sizes, equal to micro
         "macro_paper_score": 8.5 / 21,
-        "macro_code_score": 9.5 / 700,  # mean over 7 sets of (right - 0.25 * read-wrong) / 100 = 9.5 / 100 / 7
+        "macro_code_score": 9.5
+        / 700,  # mean over 7 sets of (right - 0.25 * read-wrong) / 100 = 9.5 / 100 / 7
     },
     "authors": {  # right 9, read-but-wrong 8, format errors 3
-        "accuracy": 9 / 21, "parse_rate": 17 / 21, "error_rate": 1 / 21,
+        "accuracy": 9 / 21,
+        "parse_rate": 17 / 21,
+        "error_rate": 1 / 21,
         "paper_score": 6 / 21,  # (9 - 0.25 * 12) / 21
         "code_score": 0.07,  # (9 - 0.25 * 8) / 100
-        "code_accuracy": 9 / 17, "format_error_rate": 3 / 21,
-        "macro_accuracy": 9 / 21, "macro_paper_score": 6 / 21,
+        "code_accuracy": 9 / 17,
+        "format_error_rate": 3 / 21,
+        "macro_accuracy": 9 / 21,
+        "macro_paper_score": 6 / 21,
         "macro_code_score": 7 / 700,  # 7 / 100 / 7
     },
     "strict": {  # right 11, read-but-wrong 5, format errors 4
-        "accuracy": 11 / 21, "parse_rate": 16 / 21, "error_rate": 1 / 21,
+        "accuracy": 11 / 21,
+        "parse_rate": 16 / 21,
+        "error_rate": 1 / 21,
         "paper_score": 8.5 / 21,  # (11 - 0.25 * 10) / 21
         "code_score": 0.0975,  # (11 - 0.25 * 5) / 100
-        "code_accuracy": 11 / 16, "format_error_rate": 4 / 21,
-        "macro_accuracy": 11 / 21, "macro_paper_score": 8.5 / 21,
+        "code_accuracy": 11 / 16,
+        "format_error_rate": 4 / 21,
+        "macro_accuracy": 11 / 21,
+        "macro_paper_score": 8.5 / 21,
         "macro_code_score": 9.75 / 700,
     },
 }
@@ -103,12 +131,19 @@ OVERALL = {
 #   FCT verdicts: 0 "no" = gold no, 1 "yes" = gold yes, 2 none -> 2 / 3
 #   fake: decline 6 yes, 7 no, 8 missing -> 1 / 3; keywords the same -> 1 / 3
 #   IR exact: 9, 11, 16, 17, 20 -> 5 / 12; normalized: also 13 and 15 -> 7 / 12
-RULES = {"fct_verdict_accuracy": 2 / 3, "fake_decline_accuracy": 1 / 3, "fake_keywords_accuracy": 1 / 3,
-         "ir_exact_accuracy": 5 / 12, "ir_normalized_accuracy": 7 / 12}
+RULES = {
+    "fct_verdict_accuracy": 2 / 3,
+    "fake_decline_accuracy": 1 / 3,
+    "fake_keywords_accuracy": 1 / 3,
+    "ir_exact_accuracy": 5 / 12,
+    "ir_normalized_accuracy": 7 / 12,
+}
 
 
 def write_predictions(path: Path, replies) -> Path:
-    path.write_text("".join(json.dumps({"idx": i, "reply": r}) + "\n" for i, r in enumerate(replies) if r is not None))
+    path.write_text(
+        "".join(json.dumps({"idx": i, "reply": r}) + "\n" for i, r in enumerate(replies) if r is not None)
+    )
     return path
 
 
@@ -116,8 +151,20 @@ def score_demo(tmp_path: Path, *options: str) -> dict:
     predictions = write_predictions(tmp_path / "predictions.jsonl", DEMO_REPLIES)
     out = tmp_path / "scored"
     proc = medhal_main(
-        "score", "med-halt", "--predictions", str(predictions), "--dataset-path", str(DEMO_DIR), "-o", str(out),
-        "--no-plots", "--taskset.subset", "all", "--taskset.prompts", "demo", *options,
+        "score",
+        "med-halt",
+        "--predictions",
+        str(predictions),
+        "--dataset-path",
+        str(DEMO_DIR),
+        "-o",
+        str(out),
+        "--no-plots",
+        "--taskset.subset",
+        "all",
+        "--taskset.prompts",
+        "demo",
+        *options,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads((out / "report.json").read_text())
@@ -162,30 +209,36 @@ def test_the_run_convention_is_the_headline(demo_report):
     assert overall["n_errors"] == 1
     for name, value in {**OVERALL["medhal"], **RULES}.items():
         assert overall[name] == approx(value), name
-    assert report["paper_comparable"] is False and report["demo_prompts"] is True and report["published"] == []
+    assert (
+        report["paper_comparable"] is False and report["demo_prompts"] is True and report["published"] == []
+    )
 
 
 def test_rule_accuracies_of_the_run_reading(demo_report):
     for name, value in RULES.items():
         assert demo_report["conventions"]["medhal"][name] == approx(value), name
-    fct, fake = demo_report["groups"]["test_set"]["reasoning_FCT"], demo_report["groups"]["test_set"]["reasoning_fake"]
+    fct, fake = (
+        demo_report["groups"]["test_set"]["reasoning_FCT"],
+        demo_report["groups"]["test_set"]["reasoning_fake"],
+    )
     assert fct["fct_verdict_accuracy"] == approx(2 / 3) and fake["fake_decline_accuracy"] == approx(1 / 3)
     t2l = demo_report["groups"]["test_set"]["IR_title2pubmedlink"]
-    assert (t2l["ir_exact_accuracy"], t2l["ir_normalized_accuracy"]) == (approx(2 / 3), approx(1.0))  # 15 is another link form
+    assert (t2l["ir_exact_accuracy"], t2l["ir_normalized_accuracy"]) == (
+        approx(2 / 3),
+        approx(1.0),
+    )  # 15 is another link form
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="item_columns reads the rule outcomes (verdict_correct, fake_*, ir_*) from the run's reading for every "
-    "convention: under strict, FCT item 1 (a fenced reply strict cannot read) still counts its verdict as right",
-)
 def test_rule_accuracies_follow_each_convention_reading(demo_report):
     # strict reads no verdict from reply 1 (a code fence): verdicts right 0 only -> 1 / 3.
     assert demo_report["conventions"]["strict"]["fct_verdict_accuracy"] == approx(1 / 3)
 
 
 def test_family_groups(demo_report):
-    reasoning, memory = demo_report["groups"]["family"]["reasoning"], demo_report["groups"]["family"]["memory"]
+    reasoning, memory = (
+        demo_report["groups"]["family"]["reasoning"],
+        demo_report["groups"]["family"]["memory"],
+    )
     assert (reasoning["n"], memory["n"]) == (9, 12)
     assert reasoning["paper_score"] == approx(2.75 / 9)  # (4 - 0.25 * 5) / 9
     assert memory["paper_score"] == approx(5.75 / 12)  # (7 - 0.25 * 5) / 12
@@ -199,8 +252,20 @@ def test_traces_record_every_convention(tmp_path):
     traces = [json.loads(line) for line in (tmp_path / "scored" / "traces.jsonl").read_text().splitlines()]
     assert [t["rewards"].get("points") for t in traces[:3]] == [1.0, -0.25, -0.25]
     assert traces[2]["metrics"] == {
-        "correct": 0.0, "parsed": 0.0, "correct_medhal": 0.0, "parsed_medhal": 0.0, "correct_authors": 0.0,
-        "parsed_authors": 0.0, "correct_strict": 0.0, "parsed_strict": 0.0, "verdict_correct": 0.0,
+        "correct": 0.0,
+        "parsed": 0.0,
+        "correct_medhal": 0.0,
+        "parsed_medhal": 0.0,
+        "correct_authors": 0.0,
+        "parsed_authors": 0.0,
+        "correct_strict": 0.0,
+        "parsed_strict": 0.0,
+        # every outcome of every set's rules, under every convention (0: not read, or another set's rule)
+        **{
+            f"{outcome}_{convention}": 0.0
+            for outcome in ("verdict_correct", "fake_decline", "fake_keywords", "ir_exact", "ir_normalized")
+            for convention in ("medhal", "authors", "strict")
+        },
     }
     assert traces[13]["info"]["readings"] == {
         "medhal": "demo paper written by medhal - sleep duration and exam scores of nursing students",
@@ -209,7 +274,33 @@ def test_traces_record_every_convention(tmp_path):
     }
     assert traces[1]["info"]["readings"] == {"medhal": "Liver", "authors": "Liver", "strict": None}
     md = (tmp_path / "scored" / "report.md").read_text()
-    assert "paper_score" in md and "code_score" in md
+    assert "paper_score" in md and "code_score" in md and "### By family" in md and "### By test_set" in md
+
+
+def test_failed_fct_rollouts_count_against_verdict_accuracy(tmp_path):
+    """FCT only: 0 right verdict, 1 no prediction (an error row), 2 unreadable: the verdict
+    accuracy is over all three, 1 / 3, under every convention's column."""
+    predictions = write_predictions(tmp_path / "p.jsonl", [DEMO_REPLIES[0], None, DEMO_REPLIES[2]])
+    proc = medhal_main(
+        "score",
+        "med-halt",
+        "--predictions",
+        str(predictions),
+        "--dataset-path",
+        str(DEMO_DIR),
+        "-o",
+        str(tmp_path / "out"),
+        "--no-plots",
+        "--taskset.subset",
+        "reasoning_FCT",
+        "--taskset.prompts",
+        "demo",
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert (report["n"], report["n_errors"]) == (3, 1)
+    assert report["overall"]["fct_verdict_accuracy"] == approx(1 / 3)
+    assert report["overall"]["format_error_rate"] == approx(1 / 3) and report["error_rate"] == approx(1 / 3)
 
 
 def test_score_with_the_authors_rules(tmp_path):
@@ -240,22 +331,60 @@ def test_score_under_the_authors_convention(tmp_path):
 
 def _reasoning_rows(directory: Path) -> None:
     """FCT 1 row, NOTA 4 rows, fake 2 rows, all written here."""
-    base = {"dataset": "medmcqa", "correct_index": 1, "split_type": "test", "subject_name": "", "topic_name": "", "year": "", "exam_name": ""}
-    write_csv(directory / "reasoning_FCT.csv", [{
-        **base, "id": "f-1", "question": "Which vitamin deficiency causes scurvy?", "correct_answer": "Vitamin C",
-        "options": "{'0': 'Vitamin C', '1': 'Vitamin D', 'correct answer': 'Vitamin D'}", "student_answer": "Vitamin D", "student_index": 1,
-    }])
-    write_csv(directory / "reasoning_nota.csv", [
-        {**base, "id": f"n-{k}", "question": f"Which organ makes insulin ({k})?", "correct_answer": "Pancreas",
-         "options": "{'0': 'Liver', '1': 'Pancreas', '2': 'None of the above'}"}
-        for k in range(4)
-    ])
-    write_csv(directory / "reasoning_fake.csv", [
-        {"id": f"k-{k}", "subject_name": "", "topic_name": "", "split_type": "train", "dataset": "medmcqa", "len": 5, "year": "",
-         "exam_name": "", "question": f"Which moon dust cures glass-bone fever ({k})?",
-         "options": "{'0': 'Grey dust', '1': 'None of the above', '2': 'I do not know'}"}
-        for k in range(2)
-    ])
+    base = {
+        "dataset": "medmcqa",
+        "correct_index": 1,
+        "split_type": "test",
+        "subject_name": "",
+        "topic_name": "",
+        "year": "",
+        "exam_name": "",
+    }
+    write_csv(
+        directory / "reasoning_FCT.csv",
+        [
+            {
+                **base,
+                "id": "f-1",
+                "question": "Which vitamin deficiency causes scurvy?",
+                "correct_answer": "Vitamin C",
+                "options": "{'0': 'Vitamin C', '1': 'Vitamin D', 'correct answer': 'Vitamin D'}",
+                "student_answer": "Vitamin D",
+                "student_index": 1,
+            }
+        ],
+    )
+    write_csv(
+        directory / "reasoning_nota.csv",
+        [
+            {
+                **base,
+                "id": f"n-{k}",
+                "question": f"Which organ makes insulin ({k})?",
+                "correct_answer": "Pancreas",
+                "options": "{'0': 'Liver', '1': 'Pancreas', '2': 'None of the above'}",
+            }
+            for k in range(4)
+        ],
+    )
+    write_csv(
+        directory / "reasoning_fake.csv",
+        [
+            {
+                "id": f"k-{k}",
+                "subject_name": "",
+                "topic_name": "",
+                "split_type": "train",
+                "dataset": "medmcqa",
+                "len": 5,
+                "year": "",
+                "exam_name": "",
+                "question": f"Which moon dust cures glass-bone fever ({k})?",
+                "options": "{'0': 'Grey dust', '1': 'None of the above', '2': 'I do not know'}",
+            }
+            for k in range(2)
+        ],
+    )
 
 
 UNEQUAL_REPLIES = [
@@ -275,29 +404,51 @@ def test_macro_over_sets_of_unequal_size(assets_dir, tmp_path):
     _reasoning_rows(data)
     predictions = write_predictions(tmp_path / "predictions.jsonl", UNEQUAL_REPLIES)
     out = tmp_path / "scored"
-    proc = medhal_main("score", "med-halt", "--predictions", str(predictions), "--dataset-path", str(data), "-o", str(out),
-                       "--no-plots", "--taskset.subset", "reasoning")
+    proc = medhal_main(
+        "score",
+        "med-halt",
+        "--predictions",
+        str(predictions),
+        "--dataset-path",
+        str(data),
+        "-o",
+        str(out),
+        "--no-plots",
+        "--taskset.subset",
+        "reasoning",
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads((out / "report.json").read_text())
-    assert report["n"] == 7 and report["macro_groups"] == ["reasoning_FCT", "reasoning_nota", "reasoning_fake"]
+    assert report["n"] == 7 and report["macro_groups"] == [
+        "reasoning_FCT",
+        "reasoning_nota",
+        "reasoning_fake",
+    ]
     # Per set (right / n): medhal and strict FCT 1/1, NOTA 2/4, fake 1/2; authors 1/1, 1/4, 2/2.
     expected = {
         "medhal": {
-            "accuracy": 4 / 7, "macro_accuracy": 2 / 3,  # (1 + 0.5 + 0.5) / 3
+            "accuracy": 4 / 7,
+            "macro_accuracy": 2 / 3,  # (1 + 0.5 + 0.5) / 3
             "paper_score": 3.25 / 7,  # (4 - 0.25 * 3) / 7
-            "macro_paper_score": 1.75 / 3,  # (1 + (2 - 0.5) / 4 + (1 - 0.25) / 2) / 3 = (1 + 0.375 + 0.375) / 3
+            "macro_paper_score": 1.75
+            / 3,  # (1 + (2 - 0.5) / 4 + (1 - 0.25) / 2) / 3 = (1 + 0.375 + 0.375) / 3
             "code_score": 0.035,  # (4 - 0.25 * 2) / 100
             "macro_code_score": 0.035 / 3,  # (1 + 1.75 + 0.75) / 100 / 3
-            "code_accuracy": 4 / 6, "format_error_rate": 1 / 7, "fct_verdict_accuracy": 1.0,
-            "fake_decline_accuracy": 0.5, "fake_keywords_accuracy": 1.0,
+            "code_accuracy": 4 / 6,
+            "format_error_rate": 1 / 7,
+            "fct_verdict_accuracy": 1.0,
+            "fake_decline_accuracy": 0.5,
+            "fake_keywords_accuracy": 1.0,
         },
         "authors": {
-            "accuracy": 4 / 7, "macro_accuracy": 0.75,  # (1 + 0.25 + 1) / 3
+            "accuracy": 4 / 7,
+            "macro_accuracy": 0.75,  # (1 + 0.25 + 1) / 3
             "paper_score": 3.25 / 7,
             "macro_paper_score": 0.6875,  # (1 + (1 - 0.75) / 4 + 1) / 3 = 2.0625 / 3
             "code_score": 0.035,  # (4 - 0.25 * 2) / 100
             "macro_code_score": 0.035 / 3,  # (1 + 0.5 + 2) / 100 / 3
-            "code_accuracy": 4 / 6, "format_error_rate": 1 / 7,
+            "code_accuracy": 4 / 6,
+            "format_error_rate": 1 / 7,
         },
     }
     expected["strict"] = expected["medhal"]
@@ -305,7 +456,11 @@ def test_macro_over_sets_of_unequal_size(assets_dir, tmp_path):
         for name, value in figures.items():
             assert report["conventions"][convention][name] == approx(value, rel=1e-12), (convention, name)
     nota = report["groups"]["test_set"]["reasoning_nota"]
-    assert nota["n"] == 4 and nota["accuracy"] == approx(0.5) and nota["conventions"]["authors"]["accuracy"] == approx(0.25)
+    assert (
+        nota["n"] == 4
+        and nota["accuracy"] == approx(0.5)
+        and nota["conventions"]["authors"]["accuracy"] == approx(0.25)
+    )
     assert report["macro_accuracy"] == approx(2 / 3) and report["micro_accuracy"] == approx(4 / 7)
 
 
@@ -320,22 +475,41 @@ def test_real_outputs_score_per_set_as_the_authors_count(assets_dir, tmp_path):
     samples = assets_dir / "medhalt" / "samples"
     from med_halt.taskset import MedHaltConfig, MedHaltTaskset
 
-    tasks = MedHaltTaskset(MedHaltConfig.model_validate({"id": "med-halt", "subset": "all", "dataset_path": str(samples)})).select()
+    tasks = MedHaltTaskset(
+        MedHaltConfig.model_validate({"id": "med-halt", "subset": "all", "dataset_path": str(samples)})
+    ).select()
     idx_by_id = {t.data.source_id: t.data.idx for t in tasks}
     lines, expected = [], {}
     for name in SETS:
-        rows = [json.loads(line) for line in (samples / f"{name}.jsonl").read_text().splitlines() if line.strip()]
+        rows = [
+            json.loads(line) for line in (samples / f"{name}.jsonl").read_text().splitlines() if line.strip()
+        ]
         outputs = {}
         for line in (samples / f"{name}.deepseek-r1-7b.outputs.jsonl").read_text().splitlines():
             record = json.loads(line)
             outputs[record["id"]] = record["output"]
-            lines.append({"idx": idx_by_id[record["id"]], "reply": json.dumps(record["output"], ensure_ascii=False)})
+            lines.append(
+                {"idx": idx_by_id[record["id"]], "reply": json.dumps(record["output"], ensure_ascii=False)}
+            )
         expected[name] = oracle.score_set(name, rows, outputs)
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps(line) + "\n" for line in lines))
     out = tmp_path / "scored"
-    proc = medhal_main("score", "med-halt", "--predictions", str(predictions), "--dataset-path", str(samples), "-o", str(out),
-                       "--no-plots", "--taskset.subset", "all", "--model", "deepseek-r1-7b (fork dump)")
+    proc = medhal_main(
+        "score",
+        "med-halt",
+        "--predictions",
+        str(predictions),
+        "--dataset-path",
+        str(samples),
+        "-o",
+        str(out),
+        "--no-plots",
+        "--taskset.subset",
+        "all",
+        "--model",
+        "deepseek-r1-7b (fork dump)",
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["n"] == 112 and report["n_errors"] == 0
@@ -347,8 +521,13 @@ def test_real_outputs_score_per_set_as_the_authors_count(assets_dir, tmp_path):
         assert figures["code_score"] == approx(counts["score"]), name
     # The oracle's counts themselves, by hand from the dumps: (right, wrong, exceptions).
     assert {n: (c["correct"], c["wrong"], c["exception"]) for n, c in expected.items()} == {
-        "reasoning_FCT": (1, 9, 6), "reasoning_nota": (9, 6, 1), "reasoning_fake": (4, 12, 0), "IR_pmid2title": (6, 10, 0),
-        "IR_pubmedlink2title": (1, 12, 3), "IR_title2pubmedlink": (7, 9, 0), "IR_abstract2pubmedlink": (5, 11, 0),
+        "reasoning_FCT": (1, 9, 6),
+        "reasoning_nota": (9, 6, 1),
+        "reasoning_fake": (4, 12, 0),
+        "IR_pmid2title": (6, 10, 0),
+        "IR_pubmedlink2title": (1, 12, 3),
+        "IR_title2pubmedlink": (7, 9, 0),
+        "IR_abstract2pubmedlink": (5, 11, 0),
     }
 
 
@@ -359,7 +538,9 @@ def _sample_dir(shared_data: Path, tmp_path: Path, rows_per_set: int = 2) -> Pat
     target = tmp_path / "data"
     target.mkdir()
     for name in SETS:
-        lines = (shared_data / "medhalt" / "samples" / f"{name}.jsonl").read_text().splitlines()[:rows_per_set]
+        lines = (
+            (shared_data / "medhalt" / "samples" / f"{name}.jsonl").read_text().splitlines()[:rows_per_set]
+        )
         (target / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
     return target
 
@@ -381,7 +562,9 @@ def test_eval_then_report_on_real_rows(assets_dir, tmp_path, endpoint):
     from med_halt.taskset import MedHaltConfig, MedHaltTaskset
 
     data_dir = _sample_dir(assets_dir, tmp_path)
-    tasks = MedHaltTaskset(MedHaltConfig.model_validate({"id": "med-halt", "dataset_path": str(data_dir)})).select()
+    tasks = MedHaltTaskset(
+        MedHaltConfig.model_validate({"id": "med-halt", "dataset_path": str(data_dir)})
+    ).select()
     assert len(tasks) == 14
     replies = {}
     for task in tasks:
@@ -396,15 +579,34 @@ def test_eval_then_report_on_real_rows(assets_dir, tmp_path, endpoint):
 
     ep = endpoint(lambda body, n: replies[body["messages"][-1]["content"]])
     out = tmp_path / "run"
-    traces = run_eval("med-halt", ep.base_url, out, "--taskset.dataset-path", str(data_dir), env={"MEDHAL_ASSETS_DIR": str(assets_dir)})
+    traces = run_eval(
+        "med-halt",
+        ep.base_url,
+        out,
+        "--taskset.dataset-path",
+        str(data_dir),
+        env={"MEDHAL_ASSETS_DIR": str(assets_dir)},
+    )
     assert len(traces) == 14 and not any(t.get("errors") for t in traces)
     assert all(len(body["messages"]) == 1 and body["messages"][0]["role"] == "user" for body in ep.requests)
     assert sorted(body["messages"][0]["content"] for body in ep.requests) == sorted(replies)
     by_idx = {t["task"]["data"]["idx"]: t for t in traces}
     assert by_idx[0]["info"]["parse_method"] == "python" and by_idx[0]["info"]["answer"] == tasks[0].data.gold
     assert by_idx[13]["metrics"] == {
-        "correct": 0.0, "parsed": 0.0, "correct_medhal": 0.0, "parsed_medhal": 0.0, "correct_authors": 0.0,
-        "parsed_authors": 0.0, "correct_strict": 0.0, "parsed_strict": 0.0, "ir_exact": 0.0, "ir_normalized": 0.0,
+        "correct": 0.0,
+        "parsed": 0.0,
+        "correct_medhal": 0.0,
+        "parsed_medhal": 0.0,
+        "correct_authors": 0.0,
+        "parsed_authors": 0.0,
+        "correct_strict": 0.0,
+        "parsed_strict": 0.0,
+        # every outcome of every set's rules, under every convention (0: not read, or another set's rule)
+        **{
+            f"{outcome}_{convention}": 0.0
+            for outcome in ("verdict_correct", "fake_decline", "fake_keywords", "ir_exact", "ir_normalized")
+            for convention in ("medhal", "authors", "strict")
+        },
     }
     assert by_idx[0]["task"]["data"]["provenance"]["shot_ids"] == tasks[0].data.provenance["shot_ids"]
     assert by_idx[0]["task"]["data"]["selection"]["n_expected"] == 14
@@ -417,7 +619,10 @@ def test_eval_then_report_on_real_rows(assets_dir, tmp_path, endpoint):
         # one right, one wrong per set; the wrong one of abstract2pubmedlink is unread.
         expected_code = 0.01 if name == "IR_abstract2pubmedlink" else 0.0075  # 1 / 100 or (1 - 0.25) / 100
         assert (sets[name]["accuracy"], sets[name]["paper_score"], sets[name]["code_score"]) == (
-            approx(0.5), approx(0.375), approx(expected_code)), name  # paper: (1 - 0.25) / 2
+            approx(0.5),
+            approx(0.375),
+            approx(expected_code),
+        ), name  # paper: (1 - 0.25) / 2
     assert report["overall"]["paper_score"] == approx(5.25 / 14)  # (7 - 0.25 * 7) / 14
     assert report["overall"]["code_score"] == approx(0.055)  # (7 - 0.25 * 6) / 100
     assert report["overall"]["format_error_rate"] == approx(1 / 14)
@@ -435,7 +640,9 @@ def test_report_spec_names_match_the_task():
     assert REPORT.group_fields == ("test_set", "family")
     assert REPORT.macro_field == "test_set" and REPORT.macro_groups == SETS
     assert REPORT.full_size == 59_254
-    assert {"paper_score", "code_score", "code_accuracy", "format_error_rate", "fct_verdict_accuracy"} <= set(REPORT.statistics)
+    assert {"paper_score", "code_score", "code_accuracy", "format_error_rate", "fct_verdict_accuracy"} <= set(
+        REPORT.statistics
+    )
 
 
 def test_report_refuses_traces_of_another_benchmark(tmp_path):

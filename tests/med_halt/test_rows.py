@@ -31,30 +31,56 @@ WHERE = "nota.csv: row 4"
 
 def nota_row(**extra) -> dict:
     return {
-        "id": "ours-1", "dataset": "medmcqa", "question": "Which organ makes insulin?", "options": OPTIONS,
-        "correct_answer": "Pancreas", "correct_index": 1, "split_type": "test", "subject_name": "", "topic_name": "",
-        "year": "", "exam_name": "", **extra,
+        "id": "ours-1",
+        "dataset": "medmcqa",
+        "question": "Which organ makes insulin?",
+        "options": OPTIONS,
+        "correct_answer": "Pancreas",
+        "correct_index": 1,
+        "split_type": "test",
+        "subject_name": "",
+        "topic_name": "",
+        "year": "",
+        "exam_name": "",
+        **extra,
     }
 
 
 def fct_row(**extra) -> dict:
-    fields = {"options": "{'0': 'Liver', '1': 'Pancreas', 'correct answer': 'Liver'}", "student_answer": "Liver", "student_index": 0}
+    fields = {
+        "options": "{'0': 'Liver', '1': 'Pancreas', 'correct answer': 'Liver'}",
+        "student_answer": "Liver",
+        "student_index": 0,
+    }
     return nota_row(**{**fields, **extra})
 
 
 def fake_row(**extra) -> dict:
     return {
-        "id": "k-1", "subject_name": "", "topic_name": "", "split_type": "train", "dataset": "medmcqa", "len": 5,
-        "year": "", "exam_name": "", "question": "Which moon dust cures glass-bone fever?",
-        "options": "{'0': 'Grey dust', '1': 'I do not know', '2': \"Conceding defeat, I don't know\"}", **extra,
+        "id": "k-1",
+        "subject_name": "",
+        "topic_name": "",
+        "split_type": "train",
+        "dataset": "medmcqa",
+        "len": 5,
+        "year": "",
+        "exam_name": "",
+        "question": "Which moon dust cures glass-bone fever?",
+        "options": "{'0': 'Grey dust', '1': 'I do not know', '2': \"Conceding defeat, I don't know\"}",
+        **extra,
     }
 
 
 def ir_row(**extra) -> dict:
     return {
-        "id": "p-1", "PMID": "31231025", "Title": "A trial of hand-hygiene reminders",
-        "url": "https://ncbi.nlm.nih.gov/pubmed/31231025", "Abstract": "We put reminders by the basins.",
-        "pubmed_data_type": "real_data", "is_paper_exists": "Yes", **extra,
+        "id": "p-1",
+        "PMID": "31231025",
+        "Title": "A trial of hand-hygiene reminders",
+        "url": "https://ncbi.nlm.nih.gov/pubmed/31231025",
+        "Abstract": "We put reminders by the basins.",
+        "pubmed_data_type": "real_data",
+        "is_paper_exists": "Yes",
+        **extra,
     }
 
 
@@ -72,10 +98,16 @@ def test_nota_row():
         "Options": {"0": "Liver", "1": "Pancreas", "2": "Spleen", "3": "None of the above"},
     }
     assert fields == {
-        "source_id": "ours-1", "split_type": "test", "source_dataset": "medmcqa", "gold": "Pancreas",
+        "source_id": "ours-1",
+        "split_type": "test",
+        "source_dataset": "medmcqa",
+        "gold": "Pancreas",
         "source_question": question_cluster("Which organ makes insulin?"),
     }
-    assert fields["source_question"].startswith("question:") and len(fields["source_question"]) == len("question:") + 16
+    assert (
+        fields["source_question"].startswith("question:")
+        and len(fields["source_question"]) == len("question:") + 16
+    )
 
 
 def test_fct_row_records_the_proposed_answer_and_the_verdict_gold():
@@ -113,9 +145,13 @@ def test_hub_typed_cells_read_as_csv_text_does():
 
 
 def test_the_text_none_in_a_gold_cell_is_data():
-    model_input, fields = item("reasoning_nota", nota_row(options="{'0': 'None', '1': 'Both'}", correct_answer="None"))
+    model_input, fields = item(
+        "reasoning_nota", nota_row(options="{'0': 'None', '1': 'Both'}", correct_answer="None")
+    )
     assert fields["gold"] == "None" and model_input["Options"]["0"] == "None"
-    _, fct = item("reasoning_FCT", fct_row(options="{'0': 'None', 'correct answer': 'None'}", correct_answer="None"))
+    _, fct = item(
+        "reasoning_FCT", fct_row(options="{'0': 'None', 'correct answer': 'None'}", correct_answer="None")
+    )
     assert (fct["gold"], fct["proposed_answer"], fct["verdict_gold"]) == ("None", "None", "yes")
 
 
@@ -133,7 +169,9 @@ def test_a_missing_gold_column_is_refused():
 
 
 def test_cell_keeps_the_text_none_and_metadata_cell_does_not():
-    assert cell("None") == "None" and cell(None) == "" and cell(float("nan")) == "" and cell(2015.0) == "2015.0"
+    assert (
+        cell("None") == "None" and cell(None) == "" and cell(float("nan")) == "" and cell(2015.0) == "2015.0"
+    )
     for missing in ("None", "nan", "NaN", " None ", None, float("nan"), ""):
         assert metadata_cell(missing) == ""
     assert metadata_cell("real_data") == "real_data"
@@ -160,10 +198,16 @@ def test_stringified_missing_metadata_is_missing():
         ({"id": None}, "field 'id' is empty"),
         ({"options": "['Liver', 'Pancreas']"}, "field 'options' is not a non-empty dict"),
         ({"options": "{}"}, "field 'options' is not a non-empty dict"),
-        ({"options": "{'0': 'Liver', '1': __import__('os')}"}, r"field 'options' is not a Python dict literal \(ValueError\)"),
+        (
+            {"options": "{'0': 'Liver', '1': __import__('os')}"},
+            r"field 'options' is not a Python dict literal \(ValueError\)",
+        ),
         ({"options": "{'0': 'a'"}, r"field 'options' is not a Python dict literal \(SyntaxError\)"),
         ({"options": "{0: 'Liver'}"}, "field 'options' has a non-string key"),
-        ({"split_type": "holdout"}, r"field 'split_type' is 'holdout', not one of \('train', 'val', 'test', 'dev'\)"),
+        (
+            {"split_type": "holdout"},
+            r"field 'split_type' is 'holdout', not one of \('train', 'val', 'test', 'dev'\)",
+        ),
     ],
 )
 def test_bad_reasoning_rows_name_row_and_field(change, message):
@@ -171,9 +215,18 @@ def test_bad_reasoning_rows_name_row_and_field(change, message):
         item("reasoning_nota", nota_row(**change))
 
 
-@pytest.mark.parametrize("options", ["{'0': 'Liver', '1': 'Pancreas'}", "{'0': 'Liver', 'correct answer': '  '}", "{'0': 'Liver', 'correct answer': None}"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        "{'0': 'Liver', '1': 'Pancreas'}",
+        "{'0': 'Liver', 'correct answer': '  '}",
+        "{'0': 'Liver', 'correct answer': None}",
+    ],
+)
 def test_fct_row_without_a_proposed_answer_is_refused(options):
-    with pytest.raises(DatasetError, match=r"^nota\.csv: row 4: field 'options' has no 'correct answer' entry"):
+    with pytest.raises(
+        DatasetError, match=r"^nota\.csv: row 4: field 'options' has no 'correct answer' entry"
+    ):
         item("reasoning_FCT", fct_row(options=options))
 
 
@@ -190,27 +243,52 @@ def test_options_are_read_without_running_code():
     ("name", "model_input", "gold"),
     [
         ("IR_pmid2title", {"Pmid": "31231025"}, "A trial of hand-hygiene reminders"),
-        ("IR_pubmedlink2title", {"url": "https://ncbi.nlm.nih.gov/pubmed/31231025"}, "A trial of hand-hygiene reminders"),
-        ("IR_title2pubmedlink", {"paper_title": "A trial of hand-hygiene reminders"}, "https://ncbi.nlm.nih.gov/pubmed/31231025"),
-        ("IR_abstract2pubmedlink", {"paper_abstract": "We put reminders by the basins."}, "https://ncbi.nlm.nih.gov/pubmed/31231025"),
+        (
+            "IR_pubmedlink2title",
+            {"url": "https://ncbi.nlm.nih.gov/pubmed/31231025"},
+            "A trial of hand-hygiene reminders",
+        ),
+        (
+            "IR_title2pubmedlink",
+            {"paper_title": "A trial of hand-hygiene reminders"},
+            "https://ncbi.nlm.nih.gov/pubmed/31231025",
+        ),
+        (
+            "IR_abstract2pubmedlink",
+            {"paper_abstract": "We put reminders by the basins."},
+            "https://ncbi.nlm.nih.gov/pubmed/31231025",
+        ),
     ],
 )
 def test_ir_rows(name, model_input, gold):
     got_input, fields = item(name, ir_row())
     assert got_input == model_input
-    assert fields == {"source_id": "p-1", "gold": gold, "source_question": "pmid:31231025", "paper_exists": True}
+    assert fields == {
+        "source_id": "p-1",
+        "gold": gold,
+        "source_question": "pmid:31231025",
+        "paper_exists": True,
+    }
 
 
 def test_original_title_is_the_gold_of_title_sets_when_present():
     """Column-subset copies overwrote a fake paper's Title and kept the gold in original_title."""
-    row = ir_row(Title="A real source title", original_title="Unknown", pubmed_data_type="fake_data", is_paper_exists="No")
+    row = ir_row(
+        Title="A real source title",
+        original_title="Unknown",
+        pubmed_data_type="fake_data",
+        is_paper_exists="No",
+    )
     _, fields = item("IR_pubmedlink2title", row)
     assert (fields["gold"], fields["paper_exists"]) == ("Unknown", False)
 
 
 def test_ir_fake_paper_with_overwritten_gold_is_refused():
     row = ir_row(Title="A real source title", pubmed_data_type="fake_data")
-    with pytest.raises(DatasetError, match=r"^nota\.csv: row 4: a fake paper whose gold is 'A real source title', not 'Unknown'"):
+    with pytest.raises(
+        DatasetError,
+        match=r"^nota\.csv: row 4: a fake paper whose gold is 'A real source title', not 'Unknown'",
+    ):
         item("IR_pmid2title", row)
 
 
@@ -241,7 +319,14 @@ def test_pmid_cells_in_every_shape(pmid):
     assert model_input == {"Pmid": "35020963"} and fields["source_question"] == "pmid:35020963"
 
 
-@pytest.mark.parametrize(("pmid", "message"), [("3502e963", "field 'PMID' is '3502e963', not a PubMed id"), ("PMC123", "field 'PMID' is 'PMC123'"), ("", "field 'PMID' is empty")])
+@pytest.mark.parametrize(
+    ("pmid", "message"),
+    [
+        ("3502e963", "field 'PMID' is '3502e963', not a PubMed id"),
+        ("PMC123", "field 'PMID' is 'PMC123'"),
+        ("", "field 'PMID' is empty"),
+    ],
+)
 def test_bad_pmid_is_refused(pmid, message):
     with pytest.raises(DatasetError, match=f"^nota\\.csv: row 4: {message}"):
         item("IR_pmid2title", ir_row(PMID=pmid))
@@ -251,7 +336,10 @@ def test_bad_pmid_is_refused(pmid, message):
 def test_ir_subset_without_the_needed_column_is_refused(name):
     row = ir_row()
     del row["PMID" if name == "IR_pmid2title" else "Title"]
-    with pytest.raises(DatasetError, match=f"^nota\\.csv: row 4: column '{'PMID' if name == 'IR_pmid2title' else 'Title'}' is missing$"):
+    with pytest.raises(
+        DatasetError,
+        match=f"^nota\\.csv: row 4: column '{'PMID' if name == 'IR_pmid2title' else 'Title'}' is missing$",
+    ):
         item(name, row)
 
 
@@ -260,14 +348,30 @@ def test_ir_subset_without_the_needed_column_is_refused(name):
 
 @pytest.mark.parametrize(
     "form",
-    ["https://pubmed.ncbi.nlm.nih.gov/{}", "https://pubmed.ncbi.nlm.nih.gov/{}/", "pubmed.ncbi.nlm.nih.gov/{}",
-     "https://www.ncbi.nlm.nih.gov/pubmed/{}", "http://ncbi.nlm.nih.gov/pubmed/{}", " HTTPS://NCBI.NLM.NIH.GOV/PUBMED/{} "],
+    [
+        "https://pubmed.ncbi.nlm.nih.gov/{}",
+        "https://pubmed.ncbi.nlm.nih.gov/{}/",
+        "pubmed.ncbi.nlm.nih.gov/{}",
+        "https://www.ncbi.nlm.nih.gov/pubmed/{}",
+        "http://ncbi.nlm.nih.gov/pubmed/{}",
+        " HTTPS://NCBI.NLM.NIH.GOV/PUBMED/{} ",
+    ],
 )
 def test_pubmed_link_forms(form):
     assert pubmed_id(form.format(31231025)) == "31231025"
 
 
-@pytest.mark.parametrize("text", ["Unknown", "https://pubmed.ncbi.nlm.nih.gov/", "https://example.org/pubmed/1", "31231025", None, math.pi])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Unknown",
+        "https://pubmed.ncbi.nlm.nih.gov/",
+        "https://example.org/pubmed/1",
+        "31231025",
+        None,
+        math.pi,
+    ],
+)
 def test_not_a_pubmed_link(text):
     assert pubmed_id(text) is None
 

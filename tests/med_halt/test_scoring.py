@@ -71,7 +71,9 @@ def test_rule_lists_are_the_authors():
 
 @pytest.mark.parametrize("key", oracle.FCT_KEYS)
 def test_fct_reads_every_accepted_answer_key(key):
-    answer, parsed, result = graded(FCT, json.dumps({"is_answer_correct": "no", key: "vitamin c "}), "Vitamin C", verdict_gold="no")
+    answer, parsed, result = graded(
+        FCT, json.dumps({"is_answer_correct": "no", key: "vitamin c "}), "Vitamin C", verdict_gold="no"
+    )
     assert parsed and result.correct and answer == "vitamin c"
 
 
@@ -81,8 +83,12 @@ def test_fct_first_key_in_upstream_order_wins():
 
 
 def test_fct_verdict_is_scored_separately_from_the_answer():
-    _, _, right_answer_wrong_verdict = graded(FCT, "{'is_answer_correct': 'yes', 'answer': 'Vitamin C'}", "Vitamin C", verdict_gold="no")
-    assert right_answer_wrong_verdict.correct and right_answer_wrong_verdict.outcomes == {"verdict_correct": 0.0}
+    _, _, right_answer_wrong_verdict = graded(
+        FCT, "{'is_answer_correct': 'yes', 'answer': 'Vitamin C'}", "Vitamin C", verdict_gold="no"
+    )
+    assert right_answer_wrong_verdict.correct and right_answer_wrong_verdict.outcomes == {
+        "verdict_correct": 0.0
+    }
     _, parsed, verdict_only = graded(FCT, "{'is_answer_correct': 'No.'}", "Vitamin C", verdict_gold="no")
     assert not parsed and not verdict_only.correct and verdict_only.outcomes == {"verdict_correct": 1.0}
     _, _, nothing = graded(FCT, "I cannot say.", "Vitamin C", verdict_gold="no")
@@ -91,8 +97,20 @@ def test_fct_verdict_is_scored_separately_from_the_answer():
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("yes", "yes"), ("Yes.", "yes"), (True, "yes"), ("TRUE", "yes"), ("correct", "yes"), ("no", "no"), (False, "no"),
-     ("Incorrect", "no"), ("wrong", "no"), ("maybe", None), ("yes/no", None), ("", None)],
+    [
+        ("yes", "yes"),
+        ("Yes.", "yes"),
+        (True, "yes"),
+        ("TRUE", "yes"),
+        ("correct", "yes"),
+        ("no", "no"),
+        (False, "no"),
+        ("Incorrect", "no"),
+        ("wrong", "no"),
+        ("maybe", None),
+        ("yes/no", None),
+        ("", None),
+    ],
 )
 def test_verdict_spellings(value, expected):
     assert verdict(value) == expected
@@ -103,7 +121,9 @@ def test_verdict_spellings(value, expected):
 
 def test_nota_compares_the_chosen_option_ignoring_case_and_outer_spaces():
     assert graded(NOTA, "{'cop': ' none of the above', 'cop_index': 2}", "None of the above")[2].correct
-    assert not graded(NOTA, "{'cop': 'Neutrophil rich zone.', 'cop_index': 1}", "None of the above")[2].correct
+    assert not graded(NOTA, "{'cop': 'Neutrophil rich zone.', 'cop_index': 1}", "None of the above")[
+        2
+    ].correct
     _, parsed, index_only = graded(NOTA, "{'cop_index': 2}", "None of the above")
     assert not parsed and not index_only.correct and index_only.outcomes == {}
 
@@ -119,28 +139,57 @@ def test_an_option_called_none_is_an_answer_and_a_null_is_not():
 DECLINE_OPTIONS = ("I do not know.", "Conceding defeat in the face of this riddle, I do not know")
 
 
-@pytest.mark.parametrize("cop", ["I do not know", "i don't know", "I dont know the answer", "Conceding defeat in the face of this riddle, I do not know", "E. I do not know."])
+@pytest.mark.parametrize(
+    "cop",
+    [
+        "I do not know",
+        "i don't know",
+        "I dont know the answer",
+        "Conceding defeat in the face of this riddle, I do not know",
+        "E. I do not know.",
+    ],
+)
 def test_fake_declining_is_right(cop):
-    _, _, result = graded(FAKE, json.dumps({"cop": cop}), "I do not know", "decline", decline_options=DECLINE_OPTIONS)
+    _, _, result = graded(
+        FAKE, json.dumps({"cop": cop}), "I do not know", "decline", decline_options=DECLINE_OPTIONS
+    )
     assert result.correct and result.outcomes["fake_decline"] == 1.0
 
 
 def test_fake_decline_option_of_the_row_counts_even_without_the_words():
     options = ("Conceding defeat, I pass",)
-    _, _, result = graded(FAKE, json.dumps({"cop": "conceding defeat, I pass"}), "I do not know", "decline", decline_options=options)
+    _, _, result = graded(
+        FAKE,
+        json.dumps({"cop": "conceding defeat, I pass"}),
+        "I do not know",
+        "decline",
+        decline_options=options,
+    )
     assert result.correct
     assert declines("conceding defeat, I pass", options) and not declines("conceding defeat, I pass", ())
 
 
-@pytest.mark.parametrize("cop", ["Moonlight tonic", "None of the above", "All of the above", "This question is absurd"])
+@pytest.mark.parametrize(
+    "cop", ["Moonlight tonic", "None of the above", "All of the above", "This question is absurd"]
+)
 def test_fake_choosing_an_answer_is_wrong_under_decline(cop):
-    assert not graded(FAKE, json.dumps({"cop": cop}), "I do not know", "decline", decline_options=DECLINE_OPTIONS)[2].correct
+    assert not graded(
+        FAKE, json.dumps({"cop": cop}), "I do not know", "decline", decline_options=DECLINE_OPTIONS
+    )[2].correct
 
 
 @pytest.mark.parametrize(
     ("cop", "right"),
-    [("None of the above", True), ("All of the above", True), ("This question is absurd", True), ("I admit I am lost", True),
-     ('I don"t know.', True), ("I don't know", False), ("Moonlight tonic", False), ("It DEFIES reason", True)],
+    [
+        ("None of the above", True),
+        ("All of the above", True),
+        ("This question is absurd", True),
+        ("I admit I am lost", True),
+        ('I don"t know.', True),
+        ("I don't know", False),
+        ("Moonlight tonic", False),
+        ("It DEFIES reason", True),
+    ],
 )
 def test_fake_keywords_rule_is_the_authors_rule_quirks_included(cop, right):
     _, _, result = graded(FAKE, json.dumps({"cop": cop}), "I do not know", "keywords")
@@ -160,7 +209,15 @@ def ir(test_set, reply, gold, rule, exists=True):
     return graded(test_set, reply, gold, rule, paper_exists=exists)[2]
 
 
-@pytest.mark.parametrize("answer", ["https://pubmed.ncbi.nlm.nih.gov/31231025", "https://ncbi.nlm.nih.gov/pubmed/31231025/", "http://www.ncbi.nlm.nih.gov/pubmed/31231025", "HTTPS://NCBI.NLM.NIH.GOV/PUBMED/31231025"])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "https://pubmed.ncbi.nlm.nih.gov/31231025",
+        "https://ncbi.nlm.nih.gov/pubmed/31231025/",
+        "http://www.ncbi.nlm.nih.gov/pubmed/31231025",
+        "HTTPS://NCBI.NLM.NIH.GOV/PUBMED/31231025",
+    ],
+)
 def test_ir_link_forms_name_the_same_paper_under_normalized(answer):
     result = ir(T2L, json.dumps({"url": answer}), LINK, "normalized")
     assert result.correct and result.outcomes["ir_normalized"] == 1.0
@@ -170,45 +227,72 @@ def test_ir_exact_rule_is_case_insensitive_string_equality():
     assert ir(A2L, json.dumps({"url": LINK.upper()}), LINK, "exact").correct
     other_form = ir(A2L, json.dumps({"url": "https://pubmed.ncbi.nlm.nih.gov/31231025"}), LINK, "exact")
     assert not other_form.correct and other_form.outcomes == {"ir_exact": 0.0, "ir_normalized": 1.0}
-    assert not ir(A2L, json.dumps({"url": "https://pubmed.ncbi.nlm.nih.gov/31231026"}), LINK, "normalized").correct
+    assert not ir(
+        A2L, json.dumps({"url": "https://pubmed.ncbi.nlm.nih.gov/31231026"}), LINK, "normalized"
+    ).correct
 
 
 def test_ir_titles_ignore_case_punctuation_and_whitespace_under_normalized():
     answer = "hand hygiene reminders on a surgical ward -- a before/after study."
     result = ir(P2T, json.dumps({"paper_title": answer}), TITLE, "normalized")
     assert result.correct and result.outcomes == {"ir_exact": 0.0, "ir_normalized": 1.0}
-    assert not ir(L2T, json.dumps({"paper_title": "Hand hygiene on a medical ward"}), TITLE, "normalized").correct
+    assert not ir(
+        L2T, json.dumps({"paper_title": "Hand hygiene on a medical ward"}), TITLE, "normalized"
+    ).correct
 
 
 @pytest.mark.parametrize("rule", ["exact", "normalized"])
 def test_ir_unknown_is_right_for_a_fake_paper(rule):
     assert ir(T2L, "{'is_paper_exists': 'Unknown', 'url': 'unknown'}", "Unknown", rule, exists=False).correct
-    assert not ir(T2L, "{'is_paper_exists': 'Yes', 'url': 'https://pubmed.ncbi.nlm.nih.gov/12345678'}", "Unknown", rule, exists=False).correct
+    assert not ir(
+        T2L,
+        "{'is_paper_exists': 'Yes', 'url': 'https://pubmed.ncbi.nlm.nih.gov/12345678'}",
+        "Unknown",
+        rule,
+        exists=False,
+    ).correct
 
 
 def test_ir_negative_flag_or_unknown_like_answer_declines_under_normalized_only():
-    flagged = ir(P2T, "{'is_paper_exists': 'No', 'paper_title': 'Title of the Article'}", "Unknown", "normalized", exists=False)
+    flagged = ir(
+        P2T,
+        "{'is_paper_exists': 'No', 'paper_title': 'Title of the Article'}",
+        "Unknown",
+        "normalized",
+        exists=False,
+    )
     assert flagged.correct and flagged.outcomes == {"ir_exact": 0.0, "ir_normalized": 1.0}
     not_found = ir(A2L, "{'url': 'Not found'}", "Unknown", "normalized", exists=False)
     assert not_found.correct and not ir(A2L, "{'url': 'Not found'}", "Unknown", "exact", exists=False).correct
-    assert not ir(P2T, "{'is_paper_exists': 'Unknown', 'paper_title': 'Unknown'}", TITLE, "normalized").correct
+    assert not ir(
+        P2T, "{'is_paper_exists': 'Unknown', 'paper_title': 'Unknown'}", TITLE, "normalized"
+    ).correct
 
 
 def test_ir_paper_existence_falls_back_to_the_gold():
     """Without a recorded flag, a gold of "Unknown" marks a fake paper."""
-    assert ir(P2T, "{'is_paper_exists': 'No', 'paper_title': 'Some title'}", "Unknown", "normalized", exists=None).correct
+    assert ir(
+        P2T, "{'is_paper_exists': 'No', 'paper_title': 'Some title'}", "Unknown", "normalized", exists=None
+    ).correct
 
 
 def test_ir_missing_field_is_a_format_error():
-    _, parsed, result = graded(P2T, "{'is_paper_exists': 'Unknown'}", "Unknown", "normalized", paper_exists=False)
+    _, parsed, result = graded(
+        P2T, "{'is_paper_exists': 'Unknown'}", "Unknown", "normalized", paper_exists=False
+    )
     assert not parsed and not result.correct and result.outcomes == {"ir_exact": 0.0, "ir_normalized": 0.0}
 
 
 def test_rules_per_set():
     assert rules(FCT) == rules(NOTA) == ("exact",) and rule_keys(NOTA) == rule_keys(FCT) == ()
-    assert rules(FAKE) == FAKE_RULES == ("decline", "keywords") and rule_keys(FAKE) == ("fake_decline", "fake_keywords")
+    assert rules(FAKE) == FAKE_RULES == ("decline", "keywords") and rule_keys(FAKE) == (
+        "fake_decline",
+        "fake_keywords",
+    )
     assert IR_RULES == ("exact", "normalized")
-    assert all(rules(s) == IR_RULES and rule_keys(s) == ("ir_exact", "ir_normalized") for s in (P2T, L2T, T2L, A2L))
+    assert all(
+        rules(s) == IR_RULES and rule_keys(s) == ("ir_exact", "ir_normalized") for s in (P2T, L2T, T2L, A2L)
+    )
     assert rule_key(FAKE, "keywords") == "fake_keywords" and rule_key(T2L, "exact") == "ir_exact"
 
 
@@ -226,7 +310,12 @@ def test_same_text_strips_and_ignores_case():
         (NOTA, "{'cop': ' Pancreas'}", "Pancreas", False),  # no strip (eval_full.py lines 20-21)
         (FAKE, "{'cop': 'None of the above'}", "I do not know", True),  # keywords, whatever the run's rule
         (FAKE, "{'cop': \"I don't know\"}", "I do not know", False),
-        (T2L, "{'url': 'https://pubmed.ncbi.nlm.nih.gov/31231025'}", LINK, False),  # exact, whatever the run's rule
+        (
+            T2L,
+            "{'url': 'https://pubmed.ncbi.nlm.nih.gov/31231025'}",
+            LINK,
+            False,
+        ),  # exact, whatever the run's rule
         (P2T, "{'paper_title': 'unknown'}", "Unknown", True),
         (FCT, "{'answer': 'b', 'correct_answer': 'a'}", "a", True),
         (NOTA, "{'cop': None}", "None", True),  # the regex reads the text "None"
@@ -235,8 +324,20 @@ def test_same_text_strips_and_ignores_case():
 )
 def test_authors_correct_is_the_authors_comparison(test_set, reply, gold, right):
     reading = read_authors(reply, SETS[test_set].answer_keys)
-    assert authors_correct(Item(test_set, gold, "normalized" if test_set in (P2T, T2L) else "decline" if test_set == FAKE else "exact"), reading) is right
-    expected = oracle.judge(test_set, oracle.clean_output(reply), {"correct_answer": gold, "Title": gold, "url": gold})
+    assert (
+        authors_correct(
+            Item(
+                test_set,
+                gold,
+                "normalized" if test_set in (P2T, T2L) else "decline" if test_set == FAKE else "exact",
+            ),
+            reading,
+        )
+        is right
+    )
+    expected = oracle.judge(
+        test_set, oracle.clean_output(reply), {"correct_answer": gold, "Title": gold, "url": gold}
+    )
     assert (expected == "correct") is right
 
 
@@ -251,11 +352,33 @@ def test_comma_cut_value_is_right_when_the_cut_text_is_the_gold():
 
 # --------------------------------------------------------------- one score per trace
 
-CONVENTION_KEYS = ("correct_medhal", "parsed_medhal", "correct_authors", "parsed_authors", "correct_strict", "parsed_strict")
+CONVENTION_KEYS = (
+    "correct_medhal",
+    "parsed_medhal",
+    "correct_authors",
+    "parsed_authors",
+    "correct_strict",
+    "parsed_strict",
+)
+
+
+NO_OUTCOMES = {
+    f"{outcome}_{convention}": 0.0
+    for outcome in ("verdict_correct", "fake_decline", "fake_keywords", "ir_exact", "ir_normalized")
+    for convention in ("medhal", "authors", "strict")
+}
+"""Every trace records every set's rule outcomes under every reading (0.0 for another set's
+rule or an unread reply), so all rows of a run have the same keys."""
 
 
 def metrics(correct, parsed, *per_convention, **outcomes):
-    return {"correct": correct, "parsed": parsed, **dict(zip(CONVENTION_KEYS, per_convention)), **outcomes}
+    return {
+        "correct": correct,
+        "parsed": parsed,
+        **dict(zip(CONVENTION_KEYS, per_convention, strict=True)),
+        **NO_OUTCOMES,
+        **outcomes,
+    }
 
 
 def test_score_reads_under_every_convention_and_grades_each():
@@ -271,7 +394,11 @@ def test_score_reads_under_every_convention_and_grades_each():
 
 @pytest.mark.parametrize(
     ("parser", "correct", "parsed", "answer", "method"),
-    [("medhal", 1.0, 1.0, "Pancreas", "python"), ("authors", 0.0, 1.0, " Pancreas", "authors-regex"), ("strict", 1.0, 1.0, "Pancreas", "python")],
+    [
+        ("medhal", 1.0, 1.0, "Pancreas", "python"),
+        ("authors", 0.0, 1.0, " Pancreas", "authors-regex"),
+        ("strict", 1.0, 1.0, "Pancreas", "python"),
+    ],
 )
 def test_the_run_convention_decides_correct_and_parsed(parser, correct, parsed, answer, method):
     scored = score(Item(NOTA, "Pancreas", parser=parser), "{'cop': ' Pancreas'}")
@@ -282,27 +409,48 @@ def test_the_run_convention_decides_correct_and_parsed(parser, correct, parsed, 
 def test_format_error_under_strict_only():
     scored = score(Item(NOTA, "Pancreas", parser="strict"), "Sure! {'cop': 'Pancreas'}")
     assert scored.metrics == metrics(0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0)
-    assert scored.info == {"answer": None, "readings": {"medhal": "Pancreas", "authors": "Pancreas", "strict": None}, "parse_method": None}
+    assert scored.info == {
+        "answer": None,
+        "readings": {"medhal": "Pancreas", "authors": "Pancreas", "strict": None},
+        "parse_method": None,
+    }
 
 
 def test_fake_outcomes_and_the_authors_keyword_rule():
-    scored = score(Item(FAKE, "I do not know", "decline", decline_options=("I do not know",)), "{'cop': 'None of the above'}")
+    scored = score(
+        Item(FAKE, "I do not know", "decline", decline_options=("I do not know",)),
+        "{'cop': 'None of the above'}",
+    )
     # medhal and strict: decline rule (wrong); authors: keywords ("none of the above" is one).
-    assert scored.metrics == metrics(0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, fake_decline=0.0, fake_keywords=1.0)
+    # Every reading reads the same answer, so every reading's keyword outcome is 1.
+    assert scored.metrics == metrics(
+        0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0,
+        fake_keywords_medhal=1.0, fake_keywords_authors=1.0, fake_keywords_strict=1.0,
+    )
 
 
 def test_ir_outcomes_of_the_run_reading():
     item = Item(T2L, LINK, "normalized", paper_exists=True)
-    scored = score(item, "```json\n{\"url\": \"https://pubmed.ncbi.nlm.nih.gov/31231025\"}\n```")
-    # medhal: normalized right; authors: exact wrong; strict: a fence, unread.
-    assert scored.metrics == metrics(1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, ir_exact=0.0, ir_normalized=1.0)
-    strict_run = score(Item(T2L, LINK, "normalized", parser="strict", paper_exists=True), "```json\n{\"url\": \"x\"}\n```")
-    assert strict_run.metrics["ir_exact"] == strict_run.metrics["ir_normalized"] == 0.0  # the run's (strict) reading
+    scored = score(item, '```json\n{"url": "https://pubmed.ncbi.nlm.nih.gov/31231025"}\n```')
+    # medhal: normalized right; authors: exact wrong (its reading normalizes right); strict: a fence, unread.
+    assert scored.metrics == metrics(
+        1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, ir_normalized_medhal=1.0, ir_normalized_authors=1.0
+    )
+    strict_run = score(
+        Item(T2L, LINK, "normalized", parser="strict", paper_exists=True), '```json\n{"url": "x"}\n```'
+    )
+    assert strict_run.metrics["ir_exact_strict"] == strict_run.metrics["ir_normalized_strict"] == 0.0
 
 
 def test_fct_outcomes_include_the_verdict():
-    scored = score(Item(FCT, "Vitamin C", verdict_gold="no"), "{'is_answer_correct': 'no', 'correct answer': 'Vitamin C'}")
-    assert scored.metrics == metrics(1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, verdict_correct=1.0)
+    scored = score(
+        Item(FCT, "Vitamin C", verdict_gold="no"),
+        "{'is_answer_correct': 'no', 'correct answer': 'Vitamin C'}",
+    )
+    assert scored.metrics == metrics(
+        1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+        verdict_correct_medhal=1.0, verdict_correct_authors=1.0, verdict_correct_strict=1.0,
+    )
 
 
 def test_no_reply_is_unread_everywhere():
@@ -316,24 +464,39 @@ def test_no_reply_is_unread_everywhere():
 
 def test_gold_and_wrong_replies_are_the_prompt_format():
     nota = Item(NOTA, "Pancreas")
-    assert gold_reply(nota) == "{'cop': 'Pancreas', 'cop_index': 0, 'why_correct': 'Checked against the question.'}"
-    assert wrong_reply(nota) == "{'cop': 'medhal wrong answer', 'cop_index': 0, 'why_correct': 'Checked against the question.'}"
+    assert (
+        gold_reply(nota)
+        == "{'cop': 'Pancreas', 'cop_index': 0, 'why_correct': 'Checked against the question.'}"
+    )
+    assert (
+        wrong_reply(nota)
+        == "{'cop': 'medhal wrong answer', 'cop_index': 0, 'why_correct': 'Checked against the question.'}"
+    )
     fct = Item(FCT, "Vitamin C", verdict_gold="no")
-    assert gold_reply(fct) == "{'is_answer_correct': 'no', 'answer': 'Vitamin C', 'why_correct': 'Checked against the question.'}"
+    assert (
+        gold_reply(fct) == "{'is_answer_correct': 'no', 'answer': 'Vitamin C', "
+        "'why_correct': 'Checked against the question.'}"
+    )
     assert wrong_reply(fct).startswith("{'is_answer_correct': 'yes', 'answer': 'medhal wrong answer'")
     assert gold_reply(Item(FAKE, "I do not know", "decline")).startswith("{'cop': 'I do not know'")
     fake_paper = Item(P2T, "Unknown", "normalized", paper_exists=False)
     assert gold_reply(fake_paper) == "{'is_paper_exists': 'No', 'paper_title': 'Unknown'}"
     assert wrong_reply(fake_paper) == "{'is_paper_exists': 'Yes', 'paper_title': 'medhal wrong answer'}"
-    assert gold_reply(Item(T2L, LINK, "exact", paper_exists=True)) == f"{{'is_paper_exists': 'Yes', 'url': '{LINK}'}}"
+    assert (
+        gold_reply(Item(T2L, LINK, "exact", paper_exists=True))
+        == f"{{'is_paper_exists': 'Yes', 'url': '{LINK}'}}"
+    )
 
 
 @pytest.mark.parametrize("parser", ["medhal", "authors", "strict"])
 @pytest.mark.parametrize(
     "item",
     [
-        Item(FCT, "Vitamin C", verdict_gold="no"), Item(NOTA, "None"), Item(FAKE, "I do not know", "keywords"),
-        Item(FAKE, "I do not know", "decline"), Item(P2T, "Unknown", "exact", paper_exists=False),
+        Item(FCT, "Vitamin C", verdict_gold="no"),
+        Item(NOTA, "None"),
+        Item(FAKE, "I do not know", "keywords"),
+        Item(FAKE, "I do not know", "decline"),
+        Item(P2T, "Unknown", "exact", paper_exists=False),
         Item(A2L, LINK, "normalized", paper_exists=True),
     ],
     ids=lambda i: f"{i.test_set}-{i.rule}",
@@ -347,7 +510,15 @@ def test_gold_reply_is_right_and_wrong_reply_wrong_under_every_convention(item, 
 
 # ------------------------------------------------------------------- real model outputs
 
-AUTHORS_RULE = {FCT: "exact", NOTA: "exact", FAKE: "keywords", P2T: "exact", L2T: "exact", T2L: "exact", A2L: "exact"}
+AUTHORS_RULE = {
+    FCT: "exact",
+    NOTA: "exact",
+    FAKE: "keywords",
+    P2T: "exact",
+    L2T: "exact",
+    T2L: "exact",
+    A2L: "exact",
+}
 
 
 def _sample(shared_data, name):
@@ -379,12 +550,18 @@ def test_real_outputs_score_as_the_authors_rules_do(shared_data, name):
         output = outputs[source_id]
         reply = repr(output)
         expected = oracle.judge(name, output, row)
-        reading = read_medhal(reply, SETS[name].answer_keys)
+        keys = (
+            oracle.FCT_KEYS if name == FCT else (oracle.ANSWER_KEY[name],)
+        )  # the oracle's, not the package's
+        reading = read_medhal(reply, keys)
         assert (reading.answer is not None) is (expected != "exception"), (source_id, output)
         assert grade(item, reading).correct is (expected == "correct"), (source_id, output)
         metrics_ = score(item, reply).metrics
         authors = oracle.judge(name, oracle.clean_output(reply), row)
-        assert (metrics_["correct_authors"], metrics_["parsed_authors"]) == (float(authors == "correct"), float(authors != "exception"))
+        assert (metrics_["correct_authors"], metrics_["parsed_authors"]) == (
+            float(authors == "correct"),
+            float(authors != "exception"),
+        )
         agreed += 1
     assert agreed == 16
 
@@ -395,7 +572,7 @@ def test_real_outputs_include_the_hard_cases(shared_data):
     rows, outputs = _sample(shared_data, FCT)
     items = [_item(FCT, r, "exact") for r in rows]
     readings = [read_medhal(repr(outputs[i]), oracle.FCT_KEYS) for _, i in items]
-    results = [grade(item, reading) for (item, _), reading in zip(items, readings)]
+    results = [grade(item, reading) for (item, _), reading in zip(items, readings, strict=True)]
     assert sum(r.answer is None for r in readings) == 6
     assert sum(r.outcomes["verdict_correct"] for r in results) == 4
     rows, outputs = _sample(shared_data, FAKE)
@@ -405,7 +582,9 @@ def test_real_outputs_include_the_hard_cases(shared_data):
     rows, outputs = _sample(shared_data, P2T)
     items = [_item(P2T, r, "normalized") for r in rows]
     assert sum(not item.paper_exists for item, _ in items) == 7
-    fake_answered_unknown = [outputs[i].get("paper_title") == "Unknown" for item, i in items if not item.paper_exists]
+    fake_answered_unknown = [
+        outputs[i].get("paper_title") == "Unknown" for item, i in items if not item.paper_exists
+    ]
     assert sum(fake_answered_unknown) >= 1
 
 
@@ -413,7 +592,7 @@ def test_strict_reads_the_real_outputs_as_printed(shared_data):
     """Printed as the shots show them (a Python dict then "Stop Here"), every real output
     with the answer key spelled as asked is read by strict too."""
     for name in oracle.SETS:
-        rows, outputs = _sample(shared_data, name)
+        _, outputs = _sample(shared_data, name)
         keys = SETS[name].answer_keys
         for output in outputs.values():
             reply = f"{output!r}Stop Here"
@@ -428,8 +607,17 @@ def _task(wrong_reward=-0.25, parser="medhal", **fields):
     from med_halt.taskset import MedHaltData, MedHaltTask, MedHaltTaskConfig
 
     data = MedHaltData(
-        idx=0, benchmark="med-halt", source_id="ours-1", prompt="Input: ...\nOutput: ", test_set=NOTA, parser=parser,
-        family="reasoning", source_question="question:1", gold="Pancreas", rule="exact", **fields,
+        idx=0,
+        benchmark="med-halt",
+        source_id="ours-1",
+        prompt="Input: ...\nOutput: ",
+        test_set=NOTA,
+        parser=parser,
+        family="reasoning",
+        source_question="question:1",
+        gold="Pancreas",
+        rule="exact",
+        **fields,
     )
     return MedHaltTask(data, MedHaltTaskConfig(wrong_reward=wrong_reward))
 
@@ -437,7 +625,12 @@ def _task(wrong_reward=-0.25, parser="medhal", **fields):
 @pytest.mark.parametrize(
     ("reply", "points", "expected", "answer"),
     [
-        ("{'cop': 'Pancreas', 'cop_index': 1}", 1.0, metrics(1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0), "Pancreas"),
+        (
+            "{'cop': 'Pancreas', 'cop_index': 1}",
+            1.0,
+            metrics(1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+            "Pancreas",
+        ),
         ("{'cop': 'Liver', 'cop_index': 0}", -0.25, metrics(0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0), "Liver"),
         ("The pancreas, obviously.", -0.25, metrics(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), None),
     ],

@@ -35,8 +35,13 @@ from tests.tables import write_csv
 
 OPTIONS = "{'0': 'Liver', '1': 'Pancreas', '2': 'Spleen', '3': 'None of the above'}"
 SET_ORDER = (
-    "reasoning_FCT", "reasoning_nota", "reasoning_fake", "IR_pmid2title", "IR_pubmedlink2title",
-    "IR_title2pubmedlink", "IR_abstract2pubmedlink",
+    "reasoning_FCT",
+    "reasoning_nota",
+    "reasoning_fake",
+    "IR_pmid2title",
+    "IR_pubmedlink2title",
+    "IR_title2pubmedlink",
+    "IR_abstract2pubmedlink",
 )
 
 
@@ -50,9 +55,18 @@ def load(num_tasks: int | None = None, **options):
 
 def nota_row(n: int, **extra) -> dict:
     return {
-        "id": f"ours-{n}", "dataset": "medmcqa", "question": f"Which organ makes insulin (variant {n})?",
-        "options": OPTIONS, "correct_answer": "Pancreas", "correct_index": 1, "split_type": "test",
-        "subject_name": "", "topic_name": "", "year": "", "exam_name": "", **extra,
+        "id": f"ours-{n}",
+        "dataset": "medmcqa",
+        "question": f"Which organ makes insulin (variant {n})?",
+        "options": OPTIONS,
+        "correct_answer": "Pancreas",
+        "correct_index": 1,
+        "split_type": "test",
+        "subject_name": "",
+        "topic_name": "",
+        "year": "",
+        "exam_name": "",
+        **extra,
     }
 
 
@@ -76,8 +90,13 @@ def idx_sha256(n: int) -> str:
 def test_sets_sizes_and_subsets():
     assert tuple(SETS) == SET_ORDER
     assert {n: s.size for n, s in SETS.items()} == {
-        "reasoning_FCT": 18_866, "reasoning_nota": 18_866, "reasoning_fake": 1_858, "IR_pmid2title": 4_916,
-        "IR_pubmedlink2title": 4_916, "IR_title2pubmedlink": 4_916, "IR_abstract2pubmedlink": 4_916,
+        "reasoning_FCT": 18_866,
+        "reasoning_nota": 18_866,
+        "reasoning_fake": 1_858,
+        "IR_pmid2title": 4_916,
+        "IR_pubmedlink2title": 4_916,
+        "IR_title2pubmedlink": 4_916,
+        "IR_abstract2pubmedlink": 4_916,
     }
     assert FULL_SIZE == 59_254  # 2 * 18,866 + 1,858 + 4 * 4,916
     assert SUBSETS["reasoning"] == SET_ORDER[:3] and SUBSETS["memory"] == SET_ORDER[3:]
@@ -97,7 +116,11 @@ def test_revision_pin_is_a_full_commit_hash():
     ("options", "loc", "message"),
     [
         ({"subset": "reasoning_Nota"}, ("subset",), "Input should be 'reasoning_FCT'"),
-        ({"split_type": "validation"}, ("split_type",), "Input should be 'all', 'train', 'val', 'test' or 'dev'"),
+        (
+            {"split_type": "validation"},
+            ("split_type",),
+            "Input should be 'all', 'train', 'val', 'test' or 'dev'",
+        ),
         ({"prompt_version": "v3"}, ("prompt_version",), "Input should be 'v0', 'v1' or 'v2'"),
         ({"num_shots": 6}, ("num_shots",), "less than or equal to 5"),
         ({"num_shots": -1}, ("num_shots",), "greater than or equal to 0"),
@@ -109,7 +132,11 @@ def test_revision_pin_is_a_full_commit_hash():
         ({"task": {"wrong_reward": -1.5}}, ("task", "wrong_reward"), "greater than or equal to -1"),
         ({"split_type": "test"}, (), "includes IR sets, which have no split"),
         ({"prompts": "demo"}, (), "prompts 'demo' is for the bundled demo rows only"),
-        ({"prompts": "demo", "dataset_path": "/elsewhere"}, (), "prompts 'demo' is for the bundled demo rows only"),
+        (
+            {"prompts": "demo", "dataset_path": "/elsewhere"},
+            (),
+            "prompts 'demo' is for the bundled demo rows only",
+        ),
     ],
 )
 def test_bad_options_are_refused_with_the_option_named(options, loc, message):
@@ -120,11 +147,27 @@ def test_bad_options_are_refused_with_the_option_named(options, loc, message):
 
 
 def test_good_options():
-    cfg = config(subset="reasoning", split_type="test", parser="strict", fake_scoring="keywords", ir_matching="exact")
+    cfg = config(
+        subset="reasoning", split_type="test", parser="strict", fake_scoring="keywords", ir_matching="exact"
+    )
     assert (cfg.parser, cfg.sets) == ("strict", SET_ORDER[:3])
-    assert [cfg.rule(n) for n in SET_ORDER] == ["exact", "exact", "keywords", "exact", "exact", "exact", "exact"]
+    assert [cfg.rule(n) for n in SET_ORDER] == [
+        "exact",
+        "exact",
+        "keywords",
+        "exact",
+        "exact",
+        "exact",
+        "exact",
+    ]
     default = config()
-    assert (default.parser, default.prompts, default.num_shots, default.shot_seed, default.prompt_version) == ("medhal", "pinned", 2, 0, "v0")
+    assert (
+        default.parser,
+        default.prompts,
+        default.num_shots,
+        default.shot_seed,
+        default.prompt_version,
+    ) == ("medhal", "pinned", 2, 0, "v0")
     assert [default.rule(n) for n in SET_ORDER] == ["exact", "exact", "decline"] + ["normalized"] * 4
     assert config(prompts="demo", dataset_path=str(DEMO_DIR)).prompts == "demo"
     assert config(**{**DEMO_OPTIONS, "prompts": "demo"}).subset == "all"
@@ -133,7 +176,16 @@ def test_good_options():
 def test_bad_option_through_medhal_score_is_one_line(tmp_path):
     predictions = tmp_path / "p.jsonl"
     predictions.write_text('{"idx": 0, "reply": "x"}\n')
-    proc = medhal_main("score", "med-halt", "--predictions", str(predictions), "-o", str(tmp_path / "out"), "--taskset.parser", "lenient")
+    proc = medhal_main(
+        "score",
+        "med-halt",
+        "--predictions",
+        str(predictions),
+        "-o",
+        str(tmp_path / "out"),
+        "--taskset.parser",
+        "lenient",
+    )
     clean_exit_2(proc, "option parser", "'medhal', 'authors' or 'strict'", "'lenient'")
 
 
@@ -148,7 +200,10 @@ def test_prompt_assets_mirror_the_shared_copies(shared_data):
             local = shared_data / asset.name
             assert local.is_file(), asset.name
             assert hashlib.sha256(local.read_bytes()).hexdigest() == asset.sha256
-            assert asset.url.endswith(asset.name.removeprefix("medhalt/")) and "3dfe1e4efa4f565a610e90328500b14c16c1e81c" in asset.url
+            assert (
+                asset.url.endswith(asset.name.removeprefix("medhalt/"))
+                and "3dfe1e4efa4f565a610e90328500b14c16c1e81c" in asset.url
+            )
 
 
 def test_changed_prompt_file_is_refused(shared_data, tmp_path, monkeypatch):
@@ -159,7 +214,7 @@ def test_changed_prompt_file_is_refused(shared_data, tmp_path, monkeypatch):
     target.write_text(target.read_text().replace("v0", "v9"))
     monkeypatch.setenv("MEDHAL_ASSETS_DIR", str(mirror))
     path = write_csv(tmp_path / "nota.csv", [nota_row(1)])
-    with pytest.raises(AssetError, match="Reasoning_Nota/prompts.json.*sha256"):
+    with pytest.raises(AssetError, match=r"Reasoning_Nota/prompts\.json.*sha256"):
         load(subset="reasoning_nota", dataset_path=str(path))
 
 
@@ -170,7 +225,11 @@ def _expected_prompt(prompts_json: Path, shots_json: Path, version: str, ids, it
     entry = next(p for p in json.loads(prompts_json.read_text())["prompts"] if p["id"] == version)
     shots = json.loads(shots_json.read_text())["shots"][0]
     examples = "".join(f"Input : {shots[i]['input']}\nOutput: {shots[i]['Output']}Stop Here\n\n" for i in ids)
-    return f"{entry['prompt']}\n{entry['output_format']}\n" + (f"Examples: \n{examples}" if ids else "") + f"Input: {item}\nOutput: "
+    return (
+        f"{entry['prompt']}\n{entry['output_format']}\n"
+        + (f"Examples: \n{examples}" if ids else "")
+        + f"Input: {item}\nOutput: "
+    )
 
 
 def test_prompt_is_instruction_format_shots_then_item(assets_dir, tmp_path):
@@ -179,7 +238,9 @@ def test_prompt_is_instruction_format_shots_then_item(assets_dir, tmp_path):
     files = PROMPT_FILES["reasoning_nota"]
     ids = task.data.provenance["shot_ids"]
     item = "{'Question': 'Which organ makes insulin (variant 1)?', 'Options': " + OPTIONS + "}"
-    assert task.data.prompt == _expected_prompt(assets_dir / files.prompts.name, assets_dir / files.shots.name, "v0", ids, item)
+    assert task.data.prompt == _expected_prompt(
+        assets_dir / files.prompts.name, assets_dir / files.shots.name, "v0", ids, item
+    )
     assert task.data.system_prompt is None
     shots = json.loads((assets_dir / files.shots.name).read_text())["shots"][0]
     assert [shots[i]["prompt_type"] for i in ids] == ["default", "task_specific"]
@@ -203,7 +264,14 @@ def test_shot_mix_and_seeded_draw(assets_dir, tmp_path, num_shots):
 
 def test_different_seeds_draw_different_shots(assets_dir, tmp_path):
     path = write_csv(tmp_path / "nota.csv", [nota_row(1)])
-    draws = {tuple(load(subset="reasoning_nota", dataset_path=str(path), num_shots=3, shot_seed=s)[0].data.provenance["shot_ids"]) for s in range(12)}
+    draws = {
+        tuple(
+            load(subset="reasoning_nota", dataset_path=str(path), num_shots=3, shot_seed=s)[
+                0
+            ].data.provenance["shot_ids"]
+        )
+        for s in range(12)
+    }
     assert len(draws) > 1
 
 
@@ -220,9 +288,13 @@ def test_prompt_versions(assets_dir, tmp_path, version):
     [task] = load(subset="reasoning_nota", dataset_path=str(path), prompt_version=version, num_shots=0)
     files = PROMPT_FILES["reasoning_nota"]
     item = "{'Question': 'Which organ makes insulin (variant 1)?', 'Options': " + OPTIONS + "}"
-    assert task.data.prompt == _expected_prompt(assets_dir / files.prompts.name, assets_dir / files.shots.name, version, (), item)
+    assert task.data.prompt == _expected_prompt(
+        assets_dir / files.prompts.name, assets_dir / files.shots.name, version, (), item
+    )
     assert task.data.provenance["prompt_version"] == version
-    assert [a["name"] for a in task.data.provenance["prompt_assets"]] == ["medhalt/prompts/Reasoning_Nota/prompts.json"]
+    assert [a["name"] for a in task.data.provenance["prompt_assets"]] == [
+        "medhalt/prompts/Reasoning_Nota/prompts.json"
+    ]
 
 
 def test_demo_prompts_need_no_pinned_asset(tmp_path, monkeypatch):
@@ -237,10 +309,20 @@ def test_demo_prompts_need_no_pinned_asset(tmp_path, monkeypatch):
         files = DEMO_PROMPT_FILES[task.data.test_set]
         prov = task.data.provenance
         assert prov["prompts"] == "demo" and prov["options"]["prompts"] == "demo"
-        assert [a["written_by"] for a in prov["prompt_assets"]] == ["medhal (demo prompt, not the benchmark's)"] * 2
-        assert [a["name"] for a in prov["prompt_assets"]] == [f"med_halt/demo/prompts/{task.data.test_set}/{f}" for f in ("prompts.json", "shots.json")]
-        assert prov["prompt_assets"][0]["sha256"] == hashlib.sha256(files.prompts.path.read_bytes()).hexdigest()
-        assert task.data.prompt.startswith(_expected_prompt(files.prompts.path, files.shots.path, "v0", prov["shot_ids"], "")[: -len("Input: \nOutput: ")])
+        assert [a["written_by"] for a in prov["prompt_assets"]] == [
+            "medhal (demo prompt, not the benchmark's)"
+        ] * 2
+        assert [a["name"] for a in prov["prompt_assets"]] == [
+            f"med_halt/demo/prompts/{task.data.test_set}/{f}" for f in ("prompts.json", "shots.json")
+        ]
+        assert (
+            prov["prompt_assets"][0]["sha256"] == hashlib.sha256(files.prompts.path.read_bytes()).hexdigest()
+        )
+        assert task.data.prompt.startswith(
+            _expected_prompt(files.prompts.path, files.shots.path, "v0", prov["shot_ids"], "")[
+                : -len("Input: \nOutput: ")
+            ]
+        )
         assert task.data.prompt.endswith("\nOutput: ")
 
 
@@ -252,21 +334,42 @@ def test_provenance_of_a_local_file(tmp_path, assets_dir):
     tasks = load(subset="reasoning_nota", dataset_path=str(path), parser="authors", shot_seed=3)
     prov = tasks[0].data.provenance
     assert {k: prov[k] for k in ("dataset", "config", "path", "sha256")} == {
-        "dataset": "openlifescienceai/Med-HALT", "config": "reasoning_nota", "path": str(path),
+        "dataset": "openlifescienceai/Med-HALT",
+        "config": "reasoning_nota",
+        "path": str(path),
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
     }
-    assert (prov["test_set"], prov["prompt_version"], prov["num_shots"], prov["shot_seed"], prov["prompts"]) == ("reasoning_nota", "v0", 2, 3, "pinned")
+    assert (
+        prov["test_set"],
+        prov["prompt_version"],
+        prov["num_shots"],
+        prov["shot_seed"],
+        prov["prompts"],
+    ) == ("reasoning_nota", "v0", 2, 3, "pinned")
     assert prov["scoring_rule"] == "exact" and prov["parser"] == "authors"
     assert prov["options"] == {
-        "subset": "reasoning_nota", "split_type": "all", "prompt_version": "v0", "num_shots": 2, "shot_seed": 3,
-        "fake_scoring": "decline", "ir_matching": "normalized", "parser": "authors", "prompts": "pinned",
-        "dataset_path": str(path), "revision": None,
+        "subset": "reasoning_nota",
+        "split_type": "all",
+        "prompt_version": "v0",
+        "num_shots": 2,
+        "shot_seed": 3,
+        "fake_scoring": "decline",
+        "ir_matching": "normalized",
+        "parser": "authors",
+        "prompts": "pinned",
+        "dataset_path": str(path),
+        "revision": None,
     }
     assert prov["code"] == {
-        "environment": "med-halt", "environment_version": version("med-halt"), "medhal": version("medhal"),
+        "environment": "med-halt",
+        "environment_version": version("med-halt"),
+        "medhal": version("medhal"),
         "verifiers": version("verifiers"),
     }
-    assert [a["name"] for a in prov["prompt_assets"]] == ["medhalt/prompts/Reasoning_Nota/prompts.json", "medhalt/prompts/Reasoning_Nota/shots.json"]
+    assert [a["name"] for a in prov["prompt_assets"]] == [
+        "medhalt/prompts/Reasoning_Nota/prompts.json",
+        "medhalt/prompts/Reasoning_Nota/shots.json",
+    ]
     assert all(t.data.provenance == prov for t in tasks)
     assert all(t.data.parser == "authors" for t in tasks)
 
@@ -274,18 +377,38 @@ def test_provenance_of_a_local_file(tmp_path, assets_dir):
 def test_selection_is_recorded_on_every_task(tmp_path, assets_dir):
     path = write_csv(tmp_path / "nota.csv", [nota_row(n) for n in range(1, 6)])
     tasks = load(subset="reasoning_nota", dataset_path=str(path))
-    assert all(t.data.selection == {"n_expected": 5, "num_tasks": None, "shuffle": False, "contiguous": True, "idx_sha256": idx_sha256(5)} for t in tasks)
+    assert all(
+        t.data.selection
+        == {
+            "n_expected": 5,
+            "num_tasks": None,
+            "shuffle": False,
+            "contiguous": True,
+            "idx_sha256": idx_sha256(5),
+        }
+        for t in tasks
+    )
     first_two = load(2, subset="reasoning_nota", dataset_path=str(path))
     assert [t.data.idx for t in first_two] == [0, 1]
-    assert first_two[0].data.selection == {"n_expected": 2, "num_tasks": 2, "shuffle": False, "contiguous": True, "idx_sha256": idx_sha256(2)}
+    assert first_two[0].data.selection == {
+        "n_expected": 2,
+        "num_tasks": 2,
+        "shuffle": False,
+        "contiguous": True,
+        "idx_sha256": idx_sha256(2),
+    }
 
 
 def test_each_set_records_its_own_rule_and_file(assets_dir, tmp_path):
     directory = samples_dir(assets_dir, tmp_path)
     tasks = load(subset="all", dataset_path=str(directory), fake_scoring="keywords")
-    rules = {t.data.test_set: (t.data.rule, t.data.provenance["scoring_rule"], t.data.provenance["config"]) for t in tasks}
+    rules = {
+        t.data.test_set: (t.data.rule, t.data.provenance["scoring_rule"], t.data.provenance["config"])
+        for t in tasks
+    }
     assert rules == {
-        "reasoning_FCT": ("exact", "exact", "reasoning_FCT"), "reasoning_nota": ("exact", "exact", "reasoning_nota"),
+        "reasoning_FCT": ("exact", "exact", "reasoning_FCT"),
+        "reasoning_nota": ("exact", "exact", "reasoning_nota"),
         "reasoning_fake": ("keywords", "keywords", "reasoning_fake"),
         **{n: ("normalized", "normalized", n) for n in SET_ORDER[3:]},
     }
@@ -303,12 +426,19 @@ def test_every_set_loads_from_its_real_sample_file(assets_dir, tmp_path):
     assert [t.data.family for t in tasks[::16]] == ["reasoning"] * 3 + ["memory"] * 4
     by_set = {name: [t.data for t in tasks if t.data.test_set == name] for name in SET_ORDER}
     fct = by_set["reasoning_FCT"][0]
-    assert fct.verdict_gold == "no" and fct.proposed_answer in fct.prompt and fct.gold == "They are benzamides with methoxy group in ortho."
+    assert (
+        fct.verdict_gold == "no"
+        and fct.proposed_answer in fct.prompt
+        and fct.gold == "They are benzamides with methoxy group in ortho."
+    )
     assert all(d.gold == "I do not know" and d.decline_options for d in by_set["reasoning_fake"])
     p2t = by_set["IR_pmid2title"]
     assert p2t[0].prompt.endswith("Input: {'Pmid': '35020963'}\nOutput: ")
     assert sum(not d.paper_exists for d in p2t) == sum(d.gold == "Unknown" for d in p2t) == 7
-    assert all(d.gold.startswith("https://ncbi.nlm.nih.gov/pubmed/") or d.gold == "Unknown" for d in by_set["IR_abstract2pubmedlink"])
+    assert all(
+        d.gold.startswith("https://ncbi.nlm.nih.gov/pubmed/") or d.gold == "Unknown"
+        for d in by_set["IR_abstract2pubmedlink"]
+    )
     prov = fct.provenance
     assert prov["dataset"] == DATASET.id and prov["config"] == "reasoning_FCT" and len(prov["sha256"]) == 64
     assert prov["num_shots"] == 2 and prov["shot_seed"] == 0 and prov["scoring_rule"] == "exact"
@@ -347,13 +477,42 @@ def test_ir_sets_cluster_by_paper_across_sets(assets_dir):
 
 def test_fct_and_nota_items_of_one_question_share_a_cluster(assets_dir, tmp_path):
     question = "Which organ makes insulin?"
-    fct = dict(nota_row(1), id="f-1", question=question, options="{'0': 'Liver', '1': 'Pancreas', 'correct answer': 'Liver'}", student_answer="Liver", student_index=0)
-    nota = dict(nota_row(2), id="n-1", question="which organ  makes insulin", options="{'0': 'Liver', '1': 'None of the above'}", correct_answer="None of the above")
+    fct = dict(
+        nota_row(1),
+        id="f-1",
+        question=question,
+        options="{'0': 'Liver', '1': 'Pancreas', 'correct answer': 'Liver'}",
+        student_answer="Liver",
+        student_index=0,
+    )
+    nota = dict(
+        nota_row(2),
+        id="n-1",
+        question="which organ  makes insulin",
+        options="{'0': 'Liver', '1': 'None of the above'}",
+        correct_answer="None of the above",
+    )
     directory = tmp_path / "pair"
     directory.mkdir()
     write_csv(directory / "reasoning_FCT.csv", [fct])
     write_csv(directory / "reasoning_nota.csv", [nota])
-    write_csv(directory / "reasoning_fake.csv", [{"id": "k-1", "subject_name": "", "topic_name": "", "split_type": "train", "dataset": "medmcqa", "len": 5, "year": "", "exam_name": "", "question": question, "options": "{'0': 'Moon dust', '1': 'I do not know'}"}])
+    write_csv(
+        directory / "reasoning_fake.csv",
+        [
+            {
+                "id": "k-1",
+                "subject_name": "",
+                "topic_name": "",
+                "split_type": "train",
+                "dataset": "medmcqa",
+                "len": 5,
+                "year": "",
+                "exam_name": "",
+                "question": question,
+                "options": "{'0': 'Moon dust', '1': 'I do not know'}",
+            }
+        ],
+    )
     tasks = load(subset="reasoning", dataset_path=str(directory))
     assert tasks[0].data.source_question == tasks[1].data.source_question
     assert tasks[2].data.source_question == "fake:k-1"
@@ -370,7 +529,9 @@ def test_demo_sample_loads_every_set(assets_dir):
 
 
 def test_the_text_none_as_a_gold_loads_and_a_missing_gold_is_refused(assets_dir, tmp_path):
-    path = write_csv(tmp_path / "nota.csv", [nota_row(1, options="{'0': 'None', '1': 'Liver'}", correct_answer="None")])
+    path = write_csv(
+        tmp_path / "nota.csv", [nota_row(1, options="{'0': 'None', '1': 'Liver'}", correct_answer="None")]
+    )
     [task] = load(subset="reasoning_nota", dataset_path=str(path))
     assert task.data.gold == "None"
     json_path = tmp_path / "reasoning_nota.jsonl"
@@ -421,15 +582,22 @@ def test_loading_is_lazy_across_sets(assets_dir, monkeypatch):
 
 
 def test_split_type_filters_reasoning_rows(assets_dir, tmp_path):
-    path = write_csv(tmp_path / "nota.csv", [nota_row(1, split_type="train"), nota_row(2, split_type="test"), nota_row(3, split_type="test")])
+    path = write_csv(
+        tmp_path / "nota.csv",
+        [nota_row(1, split_type="train"), nota_row(2, split_type="test"), nota_row(3, split_type="test")],
+    )
     assert len(load(subset="reasoning_nota", dataset_path=str(path))) == 3
     tests = load(subset="reasoning_nota", dataset_path=str(path), split_type="test")
     assert [t.data.source_id for t in tests] == ["ours-2", "ours-3"] and [t.data.idx for t in tests] == [0, 1]
 
 
 def test_split_type_leaving_a_set_empty_fails(assets_dir):
-    with pytest.raises(DatasetError, match="reasoning_fake.*no rows with split_type 'test'.*train split"):
-        load(subset="reasoning_fake", dataset_path=str(assets_dir / "medhalt" / "reasoning_fake.csv"), split_type="test")
+    with pytest.raises(DatasetError, match=r"reasoning_fake.*no rows with split_type 'test'.*train split"):
+        load(
+            subset="reasoning_fake",
+            dataset_path=str(assets_dir / "medhalt" / "reasoning_fake.csv"),
+            split_type="test",
+        )
 
 
 # -------------------------------------------------------------------- bad data
@@ -437,7 +605,9 @@ def test_split_type_leaving_a_set_empty_fails(assets_dir):
 
 def test_directory_missing_a_set_names_the_expected_path(assets_dir, tmp_path):
     directory = samples_dir(assets_dir, tmp_path, sets=("reasoning_FCT", "reasoning_nota"))
-    with pytest.raises(DatasetError, match=r"no file for set 'reasoning_fake'; expected .*samples/reasoning_fake\.<ext>"):
+    with pytest.raises(
+        DatasetError, match=r"no file for set 'reasoning_fake'; expected .*samples/reasoning_fake\.<ext>"
+    ):
         load(subset="reasoning", dataset_path=str(directory))
 
 
@@ -466,7 +636,10 @@ def test_single_set_from_a_directory(assets_dir, tmp_path):
     [
         ({"correct_answer": ""}, r"row 2: field 'correct_answer' is empty"),
         ({"options": "['Liver', 'Pancreas']"}, r"row 2: field 'options' is not a non-empty dict"),
-        ({"options": "{'0': 'Liver', '1': __import__('os')}"}, r"row 2: field 'options' is not a Python dict literal"),
+        (
+            {"options": "{'0': 'Liver', '1': __import__('os')}"},
+            r"row 2: field 'options' is not a Python dict literal",
+        ),
         ({"split_type": "holdout"}, r"row 2: field 'split_type' is 'holdout'"),
         ({"id": "ours-1"}, r"row 2 field 'id' repeats 'ours-1' \(first at row 1\)"),
     ],
@@ -501,8 +674,15 @@ def test_ir_fake_paper_with_overwritten_gold_is_refused(assets_dir, tmp_path):
     """A *2title subset that lost `original_title` would make a real title the gold of a
     fake paper; the flag columns catch it."""
     path = tmp_path / "IR_pmid2title.jsonl"
-    path.write_text(json.dumps({"id": "x", "PMID": "32279415", "Title": "A real source title", "pubmed_data_type": "fake_data"}) + "\n")
-    with pytest.raises(DatasetError, match="row 1: a fake paper whose gold is 'A real source title', not 'Unknown'"):
+    path.write_text(
+        json.dumps(
+            {"id": "x", "PMID": "32279415", "Title": "A real source title", "pubmed_data_type": "fake_data"}
+        )
+        + "\n"
+    )
+    with pytest.raises(
+        DatasetError, match="row 1: a fake paper whose gold is 'A real source title', not 'Unknown'"
+    ):
         load(subset="IR_pmid2title", dataset_path=str(path))
 
 

@@ -44,7 +44,7 @@ def validate(*options: str, assets: Path | None = None, timeout: int = 900) -> V
     if assets is not None:
         env["MEDHAL_ASSETS_DIR"] = str(assets)
     argv = [str(BIN / "validate"), "med-halt", "--runtime.type", "subprocess", "--no-rich", *options]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, check=False)
     output = proc.stdout + proc.stderr
     valid: dict[int, bool] = {}
     for idx, ok, reason in VERDICT.findall(output):
@@ -58,7 +58,9 @@ def validate(*options: str, assets: Path | None = None, timeout: int = 900) -> V
 
 
 def taskset_args(options: dict) -> list[str]:
-    return [arg for key, value in options.items() for arg in (f"--taskset.{key.replace('_', '-')}", str(value))]
+    return [
+        arg for key, value in options.items() for arg in (f"--taskset.{key.replace('_', '-')}", str(value))
+    ]
 
 
 def assert_all_valid(result: Validation, n: int) -> None:
@@ -87,7 +89,9 @@ def test_demo_rows_are_valid_under_every_convention_with_the_demo_prompts(parser
 
 def test_real_sample_rows_of_every_set_are_valid(assets_dir):
     samples = assets_dir / "medhalt" / "samples"
-    assert_all_valid(validate("--taskset.subset", "all", "--taskset.dataset-path", str(samples), assets=assets_dir), 7 * 16)
+    assert_all_valid(
+        validate("--taskset.subset", "all", "--taskset.dataset-path", str(samples), assets=assets_dir), 7 * 16
+    )
 
 
 def test_real_sample_rows_under_the_authors_reading(assets_dir):
@@ -95,13 +99,26 @@ def test_real_sample_rows_under_the_authors_reading(assets_dir):
     title holds a comma (IR_pubmedlink2title rows 6 and 15, idx 64 + 5 and 64 + 14)
     cannot be answered right under `--taskset.parser authors`; every other row can."""
     samples = assets_dir / "medhalt" / "samples"
-    result = validate("--taskset.subset", "all", "--taskset.dataset-path", str(samples), "--taskset.parser", "authors", assets=assets_dir)
+    result = validate(
+        "--taskset.subset",
+        "all",
+        "--taskset.dataset-path",
+        str(samples),
+        "--taskset.parser",
+        "authors",
+        assets=assets_dir,
+    )
     assert result.proc.returncode == 0 and sorted(result.valid) == list(range(112))
     assert result.invalid == {69, 78}
     for idx in (69, 78):
         [why] = result.reasons[idx]
-        assert why.startswith("the gold reply \"{'is_paper_exists': 'Yes', 'paper_title': ") and why.endswith("earns -0.25, not 1.0")
-    assert "Brain Tumor After Surgery" in result.reasons[69][0] and "osteoblast/osteoclast cocultures, bone" in result.reasons[78][0]
+        assert why.startswith("the gold reply \"{'is_paper_exists': 'Yes', 'paper_title': ") and why.endswith(
+            "earns -0.25, not 1.0"
+        )
+    assert (
+        "Brain Tumor After Surgery" in result.reasons[69][0]
+        and "osteoblast/osteoclast cocultures, bone" in result.reasons[78][0]
+    )
 
 
 @pytest.mark.parametrize(
@@ -115,19 +132,42 @@ def test_real_sample_rows_under_the_authors_reading(assets_dir):
 )
 def test_real_files_are_valid(assets_dir, name, file, n):
     path = assets_dir / "medhalt" / file
-    assert_all_valid(validate("--taskset.subset", name, "--taskset.dataset-path", str(path), assets=assets_dir), n)
+    assert_all_valid(
+        validate("--taskset.subset", name, "--taskset.dataset-path", str(path), assets=assets_dir), n
+    )
 
 
 # ------------------------------------------------------------------------------ broken rows
 
-NOTA_FIELDS = ["id", "dataset", "question", "options", "correct_answer", "correct_index", "split_type",
-               "subject_name", "topic_name", "year", "exam_name"]
+NOTA_FIELDS = [
+    "id",
+    "dataset",
+    "question",
+    "options",
+    "correct_answer",
+    "correct_index",
+    "split_type",
+    "subject_name",
+    "topic_name",
+    "year",
+    "exam_name",
+]
 
 
 def nota(n: int, option: str) -> dict:
-    return {"id": f"ours-{n}", "dataset": "medmcqa", "question": f"Question {n}?", "options": repr({"0": option, "1": "Other"}),
-            "correct_answer": option, "correct_index": 0, "split_type": "test", "subject_name": "", "topic_name": "",
-            "year": "", "exam_name": ""}
+    return {
+        "id": f"ours-{n}",
+        "dataset": "medmcqa",
+        "question": f"Question {n}?",
+        "options": repr({"0": option, "1": "Other"}),
+        "correct_answer": option,
+        "correct_index": 0,
+        "split_type": "test",
+        "subject_name": "",
+        "topic_name": "",
+        "year": "",
+        "exam_name": "",
+    }
 
 
 def write_rows(path: Path, rows: list[dict]) -> Path:
@@ -144,20 +184,27 @@ def test_rows_that_load_but_cannot_be_answered_are_reported_invalid(assets_dir, 
     reply is read wrong. Row 2: a gold holding a line break: the perfect reply (a Python
     dict, as the prompt shows) writes it as \\n, which the authors' regex reads literally,
     so it is invalid under the authors' reading only. Row 3 is an ordinary row."""
-    path = write_rows(tmp_path / "reasoning_nota.csv", [nota(1, "a</think>b"), nota(2, "line one\nline two"), nota(3, "Pancreas")])
+    path = write_rows(
+        tmp_path / "reasoning_nota.csv",
+        [nota(1, "a</think>b"), nota(2, "line one\nline two"), nota(3, "Pancreas")],
+    )
     args = ("--taskset.subset", "reasoning_nota", "--taskset.dataset-path", str(path))
     medhal = validate(*args, assets=assets_dir)
     assert medhal.valid == {0: False, 1: True, 2: True}
-    assert medhal.reasons == {0: [
-        "the gold reply \"{'cop': 'a</think>b', 'cop_index': 0, 'why_correct': 'Checked against the question.'}\" earns -0.25, not 1.0",
-        "the gold reply is not read under parsed_medhal",
-    ]}
+    cut_reply = "{'cop': 'a</think>b', 'cop_index': 0, 'why_correct': 'Checked against the question.'}"
+    assert medhal.reasons == {
+        0: [
+            f'the gold reply "{cut_reply}" earns -0.25, not 1.0',
+            "the gold reply is not read under parsed_medhal",
+        ]
+    }
     authors = validate(*args, "--taskset.parser", "authors", assets=assets_dir)
     assert authors.valid == {0: False, 1: False, 2: True}
     assert authors.reasons[0] == ["the gold reply is not read under parsed_medhal"]
-    assert authors.reasons[1] == [
-        "the gold reply \"{'cop': 'line one\\\\nline two', 'cop_index': 0, 'why_correct': 'Checked against the question.'}\" earns -0.25, not 1.0",
-    ]
+    escaped_reply = (
+        "{'cop': 'line one\\\\nline two', 'cop_index': 0, 'why_correct': 'Checked against the question.'}"
+    )
+    assert authors.reasons[1] == [f'the gold reply "{escaped_reply}" earns -0.25, not 1.0']
     strict = validate(*args, "--taskset.parser", "strict", assets=assets_dir)
     assert strict.valid == {0: False, 1: True, 2: True}  # valid reward, but medhal cannot read row 1
     assert strict.reasons == {0: ["the gold reply is not read under parsed_medhal"]}
@@ -166,6 +213,11 @@ def test_rows_that_load_but_cannot_be_answered_are_reported_invalid(assets_dir, 
 def test_fct_row_whose_options_lack_the_proposed_answer_is_refused_at_load(assets_dir, tmp_path):
     row = {**nota(1, "Pancreas"), "student_answer": "Pancreas", "student_index": 0}
     path = write_rows(tmp_path / "reasoning_FCT.csv", [row])
-    result = validate("--taskset.subset", "reasoning_FCT", "--taskset.dataset-path", str(path), assets=assets_dir)
+    result = validate(
+        "--taskset.subset", "reasoning_FCT", "--taskset.dataset-path", str(path), assets=assets_dir
+    )
     assert result.proc.returncode != 0 and result.valid == {}
-    assert f"{path}: row 1: field 'options' has no 'correct answer' entry (the proposed answer)" in result.proc.stdout + result.proc.stderr
+    assert (
+        f"{path}: row 1: field 'options' has no 'correct answer' entry (the proposed answer)"
+        in result.proc.stdout + result.proc.stderr
+    )

@@ -28,10 +28,28 @@ SCALE = {-2, -1, 0, 1, 2}
 MIN_CASES = 90
 MIN_TINY_MODEL = 15
 SHAPES = {
-    "canonical", "score_body", "unicode_digit", "two_scores", "score_in_think", "tag_case",
-    "unclosed_score", "missing_think", "text_outside", "truncated", "boxed", "labelled",
-    "reasoning_model", "numbered_reasoning", "chatty", "prompt_echo", "negation", "abstention",
-    "refusal", "non_english", "empty_or_garbage", "tiny_model",
+    "canonical",
+    "score_body",
+    "unicode_digit",
+    "two_scores",
+    "score_in_think",
+    "tag_case",
+    "unclosed_score",
+    "missing_think",
+    "text_outside",
+    "truncated",
+    "boxed",
+    "labelled",
+    "reasoning_model",
+    "numbered_reasoning",
+    "chatty",
+    "prompt_echo",
+    "negation",
+    "abstention",
+    "refusal",
+    "non_english",
+    "empty_or_garbage",
+    "tiny_model",
 }
 
 

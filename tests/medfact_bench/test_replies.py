@@ -100,7 +100,7 @@ CASES = [
     ("<think>a</think>Final score: 1", 1, X, X),
     ("Answer: 0", 0, X, X),
     ("**Score:** -2", -2, X, X),
-    ("The score is 2", X, X, X),
+    ("The score is 2", 2, X, X),  # a stated score, as a careful reader takes it
     ("<think>Score: 2</think>", X, X, X),
     # Nothing to read.
     ("", X, X, X),
@@ -158,12 +158,6 @@ def test_the_4300_digit_limit_is_the_authors():
     assert read_authors("<score>+" + "0" * 4299 + "2</score>") == 2  # the sign is not a digit
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="read_authors refuses any body longer than 4,301 characters, but int() counts digits, not "
-    "characters: underscores between digits do not count, so parse_llm_output reads '0_0_…_1' (6,001 "
-    "characters, 3,001 digits) as 1",
-)
 def test_underscored_long_score_reads_as_int_does():
     body = "0_" * 3000 + "1"
     assert int(body) == 1  # what utils.py line 44 computes
@@ -222,7 +216,7 @@ def test_score_grades_every_convention_and_the_run_follows_its_own(parser):
 
 
 def test_score_of_unreadable_reply():
-    scored = score(Item("SUPPORT"), "I think it supports it: 2")
+    scored = score(Item("SUPPORT"), "I think the article supports the claim strongly.")
     assert scored.metrics == {
         "correct_medhal": 0.0,
         "parsed_medhal": 0.0,

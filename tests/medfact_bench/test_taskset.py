@@ -172,7 +172,7 @@ async def test_task_scores_every_convention_and_rewards_its_own(
 
 async def test_unreadable_reply_earns_nothing(tmp_path):
     task = load(write_jsonl(tmp_path / "d.jsonl", rows(3)))[0]
-    trace = await score_reply(task, "I think it supports it: 2")
+    trace = await score_reply(task, "I think the article supports the claim strongly.")
     assert trace.rewards == {"accuracy": 0.0}
     assert trace.info["readings"] == {"medhal": None, "authors": None, "strict": None}
     assert trace.info["pred_label"] is None

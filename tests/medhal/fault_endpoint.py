@@ -50,7 +50,9 @@ class FaultEndpoint(ScriptedEndpoint):
             return web.json_response({**completion("unused", model), "choices": []})
         if reply.kind == "status":
             text = json.dumps({"error": {"message": f"injected {reply.status}", "type": "injected"}})
-            return web.Response(text=text, status=reply.status, headers=reply.headers, content_type="application/json")
+            return web.Response(
+                text=text, status=reply.status, headers=reply.headers, content_type="application/json"
+            )
         if reply.kind == "stall":
             response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
             await response.prepare(request)

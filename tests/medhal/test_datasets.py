@@ -172,7 +172,7 @@ def test_csv_cell_over_the_default_field_limit_loads(tmp_path):
 
 def test_csv_row_with_more_cells_than_the_header(tmp_path):
     path = tmp_path / "d.csv"
-    path.write_text("claim,source\na,b\n\"multi\nline\",c\nx,y,z\n")
+    path.write_text('claim,source\na,b\n"multi\nline",c\nx,y,z\n')
     # row 3 starts on line 5: the quoted cell of row 2 spans lines 3-4
     fails(path, f"{path}:5:", "row 3 has 3 cells but the header has 2 columns")
 
@@ -198,13 +198,23 @@ def test_csv_duplicate_header_warns_once(tmp_path, warnings_logged):
 @pytest.mark.parametrize("suffix", [".jsonl", ".json"])
 def test_deeply_nested_json(tmp_path, suffix):
     path = tmp_path / f"d{suffix}"
-    path.write_text('{"claim": "a"}\n' + "[" * 100_000 + "\n" if suffix == ".jsonl" else "[\n" + "[" * 100_000)
+    path.write_text(
+        '{"claim": "a"}\n' + "[" * 100_000 + "\n" if suffix == ".jsonl" else "[\n" + "[" * 100_000
+    )
     fails(path, f"{path}:2", "nested too deeply")
 
 
 def test_cell_nested_deeper_than_the_bound(tmp_path):
     path = tmp_path / "d.jsonl"
-    path.write_text(json.dumps({"claim": "a", "deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "claim": "a",
+                "deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],
+            }
+        )
+        + "\n"
+    )
     fails(path, "row 1", "field 'deep", "nested more than 32 levels deep")
 
 
@@ -258,7 +268,9 @@ def test_non_object_row_keeps_its_message(tmp_path):
 # ---------------------------------------------------------------------------- empty data
 
 
-@pytest.mark.parametrize("suffix, text", [(".jsonl", ""), (".jsonl", "\n\n"), (".json", "[]"), (".csv", "claim,source\n")])
+@pytest.mark.parametrize(
+    "suffix, text", [(".jsonl", ""), (".jsonl", "\n\n"), (".json", "[]"), (".csv", "claim,source\n")]
+)
 def test_empty_file_is_an_error(tmp_path, suffix, text):
     path = tmp_path / f"d{suffix}"
     path.write_text(text)
@@ -292,8 +304,16 @@ def test_parquet_round_trip_still_loads(tmp_path):
 def score(tmp_path: Path, dataset: Path, run=medhal_main):
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text('{"idx": 0, "reply": "<score>2</score>"}\n')
-    return run("score", "medfact-bench", "--predictions", str(predictions), "--dataset-path", str(dataset),
-               "-o", str(tmp_path / "out"))
+    return run(
+        "score",
+        "medfact-bench",
+        "--predictions",
+        str(predictions),
+        "--dataset-path",
+        str(dataset),
+        "-o",
+        str(tmp_path / "out"),
+    )
 
 
 def test_score_with_a_surrogate_cell_exits_2_before_writing_anything(tmp_path):

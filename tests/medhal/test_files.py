@@ -25,10 +25,9 @@ def test_write_replaces_the_file(tmp_path):
 def test_failure_keeps_the_old_file(tmp_path):
     target = tmp_path / "traces.jsonl"
     target.write_text("good old line\n")
-    with pytest.raises(RuntimeError, match="scoring failed"):
-        with atomic_open(target, "w") as f:
-            f.write("half of a new")
-            raise RuntimeError("scoring failed")
+    with pytest.raises(RuntimeError, match="scoring failed"), atomic_open(target, "w") as f:
+        f.write("half of a new")
+        raise RuntimeError("scoring failed")
     assert target.read_text() == "good old line\n"
     assert leftovers(tmp_path) == []
 
@@ -42,14 +41,12 @@ def test_unencodable_text_keeps_the_old_file(tmp_path):
 
 
 def test_new_file_is_not_created_on_failure(tmp_path):
-    with pytest.raises(ValueError):
-        with atomic_open(tmp_path / "new.json", "wb") as f:
-            f.write(b"{")
-            raise ValueError("boom")
+    with pytest.raises(ValueError), atomic_open(tmp_path / "new.json", "wb") as f:
+        f.write(b"{")
+        raise ValueError("boom")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_only_whole_file_writes(tmp_path):
-    with pytest.raises(ValueError, match="mode must be 'w' or 'wb'"):
-        with atomic_open(tmp_path / "x", "a"):
-            pass
+    with pytest.raises(ValueError, match="mode must be 'w' or 'wb'"), atomic_open(tmp_path / "x", "a"):
+        pass

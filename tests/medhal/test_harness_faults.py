@@ -31,7 +31,8 @@ from medhal.harness import (
 )
 from medhal.traces import iter_traces
 from tests.conftest import BIN, run_eval, run_medhal
-from tests.medfact_bench.fixtures import LABELS, rows as medfact_rows
+from tests.medfact_bench.fixtures import LABELS
+from tests.medfact_bench.fixtures import rows as medfact_rows
 from tests.medhal.fault_endpoint import FaultEndpoint, Raw
 from tests.tables import write_jsonl
 
@@ -68,7 +69,9 @@ class Sends:
         return "ok"
 
 
-async def run_retries(send: Sends, max_wait: float = 60.0, upstream: float | None = None) -> tuple[object, list[float]]:
+async def run_retries(
+    send: Sends, max_wait: float = 60.0, upstream: float | None = None
+) -> tuple[object, list[float]]:
     waits: list[float] = []
 
     async def sleep(seconds: float) -> None:
@@ -92,7 +95,9 @@ async def test_retry_after_dropped_by_the_interception_is_read_from_upstream():
 
 async def test_retry_after_over_the_bound_is_not_retried():
     send = Sends(status_error(429, {"retry-after": "3600"}))
-    with pytest.raises(GiveUp, match=r"asked to wait 3600 s \(Retry-After\), more than harness.max_retry_wait = 60 s"):
+    with pytest.raises(
+        GiveUp, match=r"asked to wait 3600 s \(Retry-After\), more than harness.max_retry_wait = 60 s"
+    ):
         await run_retries(send)
     assert send.calls == 1
     send = Sends(status_error(429))
@@ -171,12 +176,16 @@ def test_every_config_bounds_the_rollout(config):
 
 
 PLAN = {
-    0: "reset", 1: "reset",
-    2: "no-choices", 3: "no-choices",
+    0: "reset",
+    1: "reset",
+    2: "no-choices",
+    3: "no-choices",
     4: "429-long",  # Retry-After: 3600 on every attempt
     5: "429-short-once",  # Retry-After: 1 on the first attempt only
-    6: "stall", 7: "stall",
-    8: "ok", 9: "ok",
+    6: "stall",
+    7: "stall",
+    8: "ok",
+    9: "ok",
 }
 FAILING = {i for i, kind in PLAN.items() if kind in ("reset", "no-choices", "429-long", "stall")}
 REQUEST_TIMEOUT_S = 5  # ample for an instant reply on a loaded machine; a stalled one never comes
@@ -213,21 +222,36 @@ def faults_run(tmp_path_factory):
     out = tmp / "run"
     try:
         first = run_eval(
-            ENV_ID, endpoint.base_url, out, "-c", "10", "--taskset.dataset-path", str(dataset),
-            "--harness.request-timeout", str(REQUEST_TIMEOUT_S), timeout=280,
+            ENV_ID,
+            endpoint.base_url,
+            out,
+            "-c",
+            "10",
+            "--taskset.dataset-path",
+            str(dataset),
+            "--harness.request-timeout",
+            str(REQUEST_TIMEOUT_S),
+            timeout=280,
         )
         first_attempts = collections.Counter(script.attempts)
         records = {r.data["idx"]: r for r in iter_traces(out)}
         log = (out / "eval.log").read_text(errors="replace")
         script.healing = True
         script.attempts.clear()
-        resumed = subprocess.run([str(BIN / "eval"), "--resume", str(out)], capture_output=True, text=True, timeout=280)
+        resumed = subprocess.run(
+            [str(BIN / "eval"), "--resume", str(out)],
+            capture_output=True, text=True, timeout=280, check=False,
+        )
         after = [json.loads(x) for x in (out / "traces.jsonl").read_text().splitlines() if x.strip()]
     finally:
         endpoint.stop()
     return {
-        "first": {r["task"]["data"]["idx"]: r for r in first}, "records": records, "log": log,
-        "first_attempts": first_attempts, "resumed": resumed, "resume_attempts": collections.Counter(script.attempts),
+        "first": {r["task"]["data"]["idx"]: r for r in first},
+        "records": records,
+        "log": log,
+        "first_attempts": first_attempts,
+        "resumed": resumed,
+        "resume_attempts": collections.Counter(script.attempts),
         "after": after,
     }
 
@@ -244,7 +268,9 @@ def test_connection_reset(faults_run):
         error = faults_run["first"][i]["errors"][-1]
         assert (error["type"], error["status_code"]) == ("ProviderError", 503)
         message = faults_run["records"][i].error_message
-        assert message.startswith("ProviderError: no detail recorded (503: the connection to the endpoint failed")
+        assert message.startswith(
+            "ProviderError: no detail recorded (503: the connection to the endpoint failed"
+        )
         assert faults_run["first_attempts"][i] == 1 + MAX_RETRIES
 
 
@@ -260,7 +286,10 @@ def test_long_retry_after_is_not_retried(faults_run):
     error = faults_run["first"][4]["errors"][-1]
     assert error["type"] == "ProviderError" and error["message"].startswith("upstream 429")
     assert faults_run["first_attempts"][4] == 1  # the SDK's policy alone would send 3
-    assert "asked to wait 3600 s (Retry-After), more than harness.max_retry_wait = 60 s; not retried" in faults_run["log"]
+    assert (
+        "asked to wait 3600 s (Retry-After), more than harness.max_retry_wait = 60 s; not retried"
+        in faults_run["log"]
+    )
 
 
 def test_short_retry_after_is_waited_for(faults_run):
@@ -274,7 +303,10 @@ def test_stalled_reply_ends_as_an_error(faults_run):
     for i in (6, 7):
         error = faults_run["first"][i]["errors"][-1]
         assert error["type"] == "HarnessError"
-        assert f"no reply from the endpoint within harness.request_timeout = {REQUEST_TIMEOUT_S} s" in error["message"]
+        assert (
+            f"no reply from the endpoint within harness.request_timeout = {REQUEST_TIMEOUT_S} s"
+            in error["message"]
+        )
         assert not any(n.get("sampled") for n in faults_run["first"][i]["nodes"])
 
 
@@ -298,13 +330,22 @@ def test_api_keys_never_reach_traces_or_reports(tmp_path, monkeypatch):
     header_key, env_key = "sk-medhal-header-0123456789", "sk-medhal-env-9876543210"
     monkeypatch.setenv("MEDHAL_TEST_API_KEY", env_key)
     dataset = write_jsonl(tmp_path / "medfact.jsonl", medfact_rows(3))
-    endpoint = FaultEndpoint(lambda body, n: right_answer(int(ITEM.search(body["messages"][-1]["content"]).group(1))))
+    endpoint = FaultEndpoint(
+        lambda body, n: right_answer(int(ITEM.search(body["messages"][-1]["content"]).group(1)))
+    )
     endpoint.start()
     out = tmp_path / "run"
     try:
         run_eval(
-            ENV_ID, endpoint.base_url, out, "--taskset.dataset-path", str(dataset),
-            "--client.headers", json.dumps({"x-api-key": header_key}), "--client.api-key-var", "MEDHAL_TEST_API_KEY",
+            ENV_ID,
+            endpoint.base_url,
+            out,
+            "--taskset.dataset-path",
+            str(dataset),
+            "--client.headers",
+            json.dumps({"x-api-key": header_key}),
+            "--client.api-key-var",
+            "MEDHAL_TEST_API_KEY",
         )
     finally:
         endpoint.stop()
@@ -315,7 +356,11 @@ def test_api_keys_never_reach_traces_or_reports(tmp_path, monkeypatch):
     assert proc.returncode in (0, 1), proc.stderr
     written = {p.name: p.read_bytes() for p in (tmp_path / "report").iterdir()}
     assert "report.json" in written
-    for name, data in {**written, "traces.jsonl": (out / "traces.jsonl").read_bytes(), "stdout": proc.stdout.encode()}.items():
+    for name, data in {
+        **written,
+        "traces.jsonl": (out / "traces.jsonl").read_bytes(),
+        "stdout": proc.stdout.encode(),
+    }.items():
         assert header_key.encode() not in data and env_key.encode() not in data, name
     assert env_key not in (out / "config.toml").read_text() and env_key not in (out / "eval.log").read_text()
     # verifiers' behaviour the README warns about (verifiers/v1/cli/output.py:46, cli/eval/runner.py:22):

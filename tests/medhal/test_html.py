@@ -60,7 +60,9 @@ class Node:
         found = []
         for child in self.children:
             if isinstance(child, Node):
-                if (tag is None or child.tag == tag) and all(child.attrs.get(k.replace("_", "-")) == v for k, v in attrs.items()):
+                if (tag is None or child.tag == tag) and all(
+                    child.attrs.get(k.replace("_", "-")) == v for k, v in attrs.items()
+                ):
                     found.append(child)
                 found += child.all(tag, **attrs)
         return found
@@ -127,14 +129,16 @@ def a_table(root: Node, name: str) -> tuple[list[str], list[list[str]], Node]:
     """(header texts, row texts, the <table>) of the table named `name` (data-table)."""
     node = root.one("table", data_table=name)
     header = [th.text() for th in node.one("thead").all("th")]
-    rows = [[cell.text() for cell in tr.children if isinstance(cell, Node)] for tr in node.one("tbody").all("tr")]
+    rows = [
+        [cell.text() for cell in tr.children if isinstance(cell, Node)] for tr in node.one("tbody").all("tr")
+    ]
     assert all(len(row) == len(header) for row in rows), (header, rows)
     return header, rows, node
 
 
 def first_number(cell: str) -> str:
     """A figure cell reads 'value [lo, hi]': the value."""
-    return cell.split()[0]
+    return cell.split(maxsplit=1)[0]
 
 
 def interval_of(cell: str) -> tuple[float, float]:
@@ -144,10 +148,41 @@ def interval_of(cell: str) -> tuple[float, float]:
 
 # Attributes that make a browser fetch or navigate somewhere.
 URL_ATTRIBUTES = {
-    "src", "href", "action", "formaction", "poster", "background", "srcset", "data", "xlink:href",
-    "manifest", "ping", "cite", "longdesc", "codebase", "archive", "lowsrc", "dynsrc", "imagesrcset",
+    "src",
+    "href",
+    "action",
+    "formaction",
+    "poster",
+    "background",
+    "srcset",
+    "data",
+    "xlink:href",
+    "manifest",
+    "ping",
+    "cite",
+    "longdesc",
+    "codebase",
+    "archive",
+    "lowsrc",
+    "dynsrc",
+    "imagesrcset",
 }
-FORBIDDEN_TAGS = {"script", "link", "iframe", "frame", "object", "embed", "base", "form", "applet", "audio", "video", "source", "svg", "math"}
+FORBIDDEN_TAGS = {
+    "script",
+    "link",
+    "iframe",
+    "frame",
+    "object",
+    "embed",
+    "base",
+    "form",
+    "applet",
+    "audio",
+    "video",
+    "source",
+    "svg",
+    "math",
+}
 
 
 def outside_references(root: Node) -> list[str]:
@@ -163,7 +198,9 @@ def outside_references(root: Node) -> list[str]:
         for name, value in node.attrs.items():
             if name.startswith("on"):
                 found.append(f"{node.tag}[{name}]")
-            if name in URL_ATTRIBUTES and not (node.tag == "img" and name == "src" and (value or "").startswith("data:image/png;base64,")):
+            if name in URL_ATTRIBUTES and not (
+                node.tag == "img" and name == "src" and (value or "").startswith("data:image/png;base64,")
+            ):
                 found.append(f"{node.tag}[{name}={value!r}]")
             if name == "style" and re.search(r"url\s*\(|@import|expression\s*\(", value or "", re.I):
                 found.append(f"{node.tag}[style]")
@@ -183,8 +220,15 @@ def test_the_reference_check_finds_references():
         '<a href="#top">top</a><p style="background:url(x.png)">x</p><script>1</script></body></html>'
     )
     found = outside_references(parse(hostile))
-    for expected in ("<link>", "<script>", "img[onerror]", "a[href='#top']", "p[style]",
-                     "img[src='https://example.com/p.png']", "<style> with url(, @import or @font-face"):
+    for expected in (
+        "<link>",
+        "<script>",
+        "img[onerror]",
+        "a[href='#top']",
+        "p[style]",
+        "img[src='https://example.com/p.png']",
+        "<style> with url(, @import or @font-face",
+    ):
         assert expected in found, found
 
 
@@ -225,22 +269,51 @@ PROVENANCE = {"dataset": "toy", "options": {"parser": "medhal"}, "code": {"envir
 
 
 def selection(n_expected: int) -> dict:
-    return {"n_expected": n_expected, "contiguous": True, "num_tasks": None, "shuffle": False, "idx_sha256": "x"}
+    return {
+        "n_expected": n_expected,
+        "contiguous": True,
+        "num_tasks": None,
+        "shuffle": False,
+        "idx_sha256": "x",
+    }
 
 
-def trace(idx: int, part: str, topic: str, gold: str, readings: dict, correct: dict, *, reply: str = "r",
-          error: str | None = None, src: str | None = None, n_expected: int = 5, provenance: dict = PROVENANCE,
-          model: str = "toy-model") -> dict:
+def trace(
+    idx: int,
+    part: str,
+    gold: str,
+    readings: dict,
+    correct: dict,
+    *,
+    topic: str = "plain",
+    reply: str = "r",
+    error: str | None = None,
+    src: str | None = None,
+    n_expected: int = 5,
+    provenance: dict = PROVENANCE,
+    model: str = "toy-model",
+) -> dict:
     """A verifiers trace line as eval writes it, reduced to what reports read."""
     metrics = {}
     for convention in ("medhal", "authors", "strict"):
         metrics[f"correct_{convention}"] = float(correct[convention])
         metrics[f"parsed_{convention}"] = float(readings[convention] is not None)
     return {
-        "task": {"type": "ToyTask", "data": {
-            "idx": idx, "benchmark": "toy", "part": part, "topic": topic, "gold": gold, "src": src or f"s{idx}",
-            "parser": "medhal", "selection": selection(n_expected), "provenance": provenance, "prompt": "q",
-        }},
+        "task": {
+            "type": "ToyTask",
+            "data": {
+                "idx": idx,
+                "benchmark": "toy",
+                "part": part,
+                "topic": topic,
+                "gold": gold,
+                "src": src or f"s{idx}",
+                "parser": "medhal",
+                "selection": selection(n_expected),
+                "provenance": provenance,
+                "prompt": "q",
+            },
+        },
         "nodes": [] if error else [{"message": {"role": "assistant", "content": reply}, "sampled": True}],
         "metrics": {} if error else metrics,
         "rewards": {},
@@ -256,11 +329,24 @@ def same(value) -> dict:
 
 # Complete and paper-comparable. medhal right: 0, 1, 3; authors right: 0, 1, 2; strict right: 0, 1, 3.
 CLEAN = [
-    trace(0, "a", BOLD, "yes", same("yes"), same(1), src="q1"),
-    trace(1, "a", "plain", "no", same("no"), same(1), src="q1"),
-    trace(2, "a", "plain", "yes", {"medhal": "no", "authors": "yes", "strict": None}, {"medhal": 0, "authors": 1, "strict": 0}),
-    trace(3, "b", BOLD, "no", {"medhal": "no", "authors": "yes", "strict": "no"}, {"medhal": 1, "authors": 0, "strict": 1}),
-    trace(4, "b", "plain", "yes", {"medhal": None, "authors": "no", "strict": None}, same(0), reply="I cannot tell"),
+    trace(0, "a", "yes", same("yes"), same(1), topic=BOLD, src="q1"),
+    trace(1, "a", "no", same("no"), same(1), src="q1"),
+    trace(
+        2,
+        "a",
+        "yes",
+        {"medhal": "no", "authors": "yes", "strict": None},
+        {"medhal": 0, "authors": 1, "strict": 0},
+    ),
+    trace(
+        3,
+        "b",
+        "no",
+        {"medhal": "no", "authors": "yes", "strict": "no"},
+        {"medhal": 1, "authors": 0, "strict": 1},
+        topic=BOLD,
+    ),
+    trace(4, "b", "yes", {"medhal": None, "authors": "no", "strict": None}, same(0), reply="I cannot tell"),
 ]
 
 SCRIPT = "<script>alert(1)</script>"
@@ -268,15 +354,22 @@ CONTROL = "\x1b[31mred\x7f"
 """A terminal escape sequence and a DEL: control characters HTML has no business showing raw."""
 DEMO = {**PROVENANCE, "prompts": {"written_by": "medhal demo"}}
 
+
+def demo_trace(idx: int, part: str, gold: str, **kwargs) -> dict:
+    """A trace of a demo run of 6 tasks that read nothing, by a model with markup in its name."""
+    return trace(
+        idx, part, gold, same(None), same(0), n_expected=6, provenance=DEMO, model="<em>m</em>", **kwargs
+    )
+
+
 # Demo prompts, 2 of 6 tasks missing (4, 5), idx 2 twice, idx 3 errored with markup in the
 # message, replies with markup and control characters, a model name with markup.
 MESSY = [
-    trace(0, "a", "plain", "yes", same("yes"), same(1), n_expected=6, provenance=DEMO, model="<em>m</em>"),
-    trace(1, "a", "plain", "no", same(None), same(0), reply=SCRIPT, n_expected=6, provenance=DEMO, model="<em>m</em>"),
-    trace(2, "a", "plain", "yes", same(None), same(0), reply=CONTROL, n_expected=6, provenance=DEMO, model="<em>m</em>"),
-    trace(2, "a", "plain", "yes", same(None), same(0), reply=CONTROL, n_expected=6, provenance=DEMO, model="<em>m</em>"),
-    trace(3, "b", "plain", "no", same(None), same(0), error="<img src=x onerror=alert(1)> upstream 502", n_expected=6,
-          provenance=DEMO, model="<em>m</em>"),
+    trace(0, "a", "yes", same("yes"), same(1), n_expected=6, provenance=DEMO, model="<em>m</em>"),
+    demo_trace(1, "a", "no", reply=SCRIPT),
+    demo_trace(2, "a", "yes", reply=CONTROL),
+    demo_trace(2, "a", "yes", reply=CONTROL),
+    demo_trace(3, "b", "no", error="<img src=x onerror=alert(1)> upstream 502"),
 ]
 
 
@@ -311,8 +404,13 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
     header, rows, _ = a_table(root, "summary")
     assert header == ["figure", "value"]
     assert [r[0] for r in rows] == [
-        "n", "errored rollouts", "reading convention of the run", "micro accuracy (95% CI)", "parse rate",
-        "macro accuracy over part (95% CI)", "paper-comparable (complete set, no errors)",
+        "n",
+        "errored rollouts",
+        "reading convention of the run",
+        "micro accuracy (95% CI)",
+        "parse rate",
+        "macro accuracy over part (95% CI)",
+        "paper-comparable (complete set, no errors)",
     ]
     # n 5; medhal right 0, 1, 3 -> 3/5; read 0-3 -> 4/5; macro (2/3 + 1/2) / 2 = 7/12 = 0.583
     assert [first_number(r[1]) for r in rows] == ["5", "0", "medhal", "0.600", "0.800", "0.583", "yes"]
@@ -323,7 +421,9 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
     # macro: medhal a 2/3, b 1/2 -> 0.583; authors a 3/3, b 0/2 -> 0.500; strict as medhal -> 0.583
     # accuracy: 3/5 under all three; yes_rate: medhal {0} 1/5, authors {0, 2, 3} 3/5, strict {0} 1/5
     assert [[first_number(c) for c in r[1:]] for r in rows] == [
-        ["0.583", "0.500", "0.583"], ["0.600", "0.600", "0.600"], ["0.200", "0.600", "0.200"],
+        ["0.583", "0.500", "0.583"],
+        ["0.600", "0.600", "0.600"],
+        ["0.200", "0.600", "0.200"],
     ]
     assert all(re.fullmatch(r"[\d.]+ \[[\d.]+, [\d.]+\]", c) for r in rows for c in r[1:]), rows
     assert all("own" in tr.all("td")[1].classes() for tr in table.one("tbody").all("tr"))
@@ -341,14 +441,20 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
 
     header, rows, _ = a_table(root, "classes")
     assert header == ["class", "precision", "recall", "f1", "support"]
-    # yes: tp 1 of 1 predicted, 3 gold -> P 1, R 1/3, F1 0.5; no: tp 2 of 3 predicted, 2 gold -> P 2/3, R 1, F1 0.8
+    # yes: tp 1 of 1 predicted, 3 gold -> P 1, R 1/3, F1 0.5
+    # no: tp 2 of 3 predicted, 2 gold -> P 2/3, R 1, F1 0.8
     assert rows == [["yes", "1.000", "0.333", "0.500", "3"], ["no", "0.667", "1.000", "0.800", "2"]]
 
     header, rows, table = a_table(root, "confusion")
     assert header == ["gold \\ predicted", "yes", "no", "INVALID", "ERROR"]
     # gold yes: 0 -> yes, 2 -> no, 4 -> INVALID; gold no: 1 -> no, 3 -> no
     assert rows == [["yes", "1", "1", "1", "0"], ["no", "0", "2", "0", "0"]]
-    diagonal = [(r, c) for r, tr in enumerate(table.one("tbody").all("tr")) for c, td in enumerate(tr.all("td")) if "diag" in td.classes()]
+    diagonal = [
+        (r, c)
+        for r, tr in enumerate(table.one("tbody").all("tr"))
+        for c, td in enumerate(tr.all("td"))
+        if "diag" in td.classes()
+    ]
     assert diagonal == [(0, 1), (1, 2)]
 
     header, rows, _ = a_table(root, "unreadable")
@@ -360,7 +466,15 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
 
 def test_published_figures_are_marked_inside_or_outside_the_runs_interval(clean):
     header, rows, _ = a_table(parse(report_html(clean, {})), "published")
-    assert header == ["model", "statistic", "group", "published", "this run (95% CI)", "published value vs CI", "source"]
+    assert header == [
+        "model",
+        "statistic",
+        "group",
+        "published",
+        "this run (95% CI)",
+        "published value vs CI",
+        "source",
+    ]
     # authors' reading: part a right 3 of 3 -> 1.000 [1.000, 1.000], contains 1.0;
     # part b right 0 of 2 -> 0.000 [0.000, 0.000], excludes 0.1
     assert rows == [
@@ -374,13 +488,32 @@ def test_sections_follow_report_md(clean):
     always shows the unreadable and error sections)."""
     root = parse(report_html(clean, {}))
     ids = [s.attrs.get("id") for s in root.all("section")]
-    assert ids == ["summary", "headline", "published", "group-part", "group-topic", "classes", "confusion",
-                   "unreadable", "errors", "notes", None]  # None: the printed copy of the provenance
+    assert ids == [
+        "summary",
+        "headline",
+        "published",
+        "group-part",
+        "group-topic",
+        "classes",
+        "confusion",
+        "unreadable",
+        "errors",
+        "notes",
+        None,
+    ]  # None: the printed copy of the provenance
     headings = [h.text() for h in root.all("h2")]
-    md_headings = [line[4:] for line in to_markdown(clean, clean["headline"]).splitlines() if line.startswith("### ")]
+    md_headings = [
+        line[4:] for line in to_markdown(clean, clean["headline"]).splitlines() if line.startswith("### ")
+    ]
     assert [" ".join(h.split()[:2]) for h in md_headings] == [
-        "Headline figures", "Published figures", "By part", "By topic", "Per class", "Confusion (rows:",
-        "Unreadable replies", "Provenance",
+        "Headline figures",
+        "Published figures",
+        "By part",
+        "By topic",
+        "Per class",
+        "Confusion (rows:",
+        "Unreadable replies",
+        "Provenance",
     ]
     positions = []
     for heading in md_headings:
@@ -406,7 +539,7 @@ def test_plots_are_embedded_pngs_beside_their_tables(clean):
         img = root.one("section", id=section_id).one("figure", data_plot=name).one("img")
         prefix = "data:image/png;base64,"
         assert img.attrs["src"].startswith(prefix) and img.attrs["alt"]
-        data = base64.b64decode(img.attrs["src"][len(prefix):], validate=True)
+        data = base64.b64decode(img.attrs["src"][len(prefix) :], validate=True)
         assert data == images[name] and data.startswith(b"\x89PNG\r\n\x1a\n")
         with Image.open(io.BytesIO(data)) as png:
             png.verify()
@@ -418,10 +551,9 @@ def test_other_plots_and_no_plots(clean):
     png = render(clean)["confusion.png"]
     root = parse(report_html(clean, {"extra.png": png}))
     assert root.one("section", id="plots").one("figure", data_plot="extra.png")
-    assert [s for s in root.all("section") if s.attrs.get("id") == "plots"]
     bare = parse(report_html(clean, {}))
     assert bare.all("img") == [] and not [s for s in bare.all("section") if s.attrs.get("id") == "plots"]
-    with pytest.raises(ValueError, match="'fake.png' is not a PNG"):
+    with pytest.raises(ValueError, match=r"'fake\.png' is not a PNG"):
         report_html(clean, {"fake.png": b"<svg onload=alert(1)>"})
 
 
@@ -445,7 +577,7 @@ def test_banners_for_an_incomplete_demo_run(messy):
     # idx 0, 1, 2, 2, 3 of 6: 4 and 5 missing, one repeat
     assert [li.text() for li in banners["incomplete"].all("li")] == [
         "2 of 6 tasks have no trace (first: 4, 5)",
-        "1 traces repeat a task id already seen (duplicated lines?)",
+        "1 trace repeats a task id already seen (duplicated lines?)",
     ]
     assert banners["errors"].text().startswith("1 of 5 rollouts failed (20.0%)")
     # every banner comes before the first figure
@@ -467,11 +599,11 @@ def test_untrusted_text_is_shown_as_text(messy):
     root = parse(html)
     assert "<script" not in html.lower() and "<img" not in html.lower()  # no plots given: no <img> at all
     assert root.all("script") == [] and root.all("img") == [] and root.all("em") == []
-    header, rows, _ = a_table(root, "unreadable")
+    _, rows, _ = a_table(root, "unreadable")
     # idx 2 twice (shown with its control characters made visible), idx 1 once
     assert rows == [["2", "\\x1b[31mred\\x7f", "2"], ["1", SCRIPT, "1"]]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    header, rows, _ = a_table(root, "errors")
+    _, rows, _ = a_table(root, "errors")
     assert rows == [["1", "ProviderError: <img src=x onerror=alert(#)> upstream #"]]
     assert "<em>m</em>" in root.one("header").text()
 
@@ -494,7 +626,7 @@ def test_provenance_is_folded_on_screen_and_printed_in_full(messy):
     printed = root.one("section", **{"class": "print-only"})
     assert printed.one("pre").text() == details.one("pre").text()
     css = root.one("style").text()
-    print_rules = css[css.index("@media print"):]
+    print_rules = css[css.index("@media print") :]
     assert ".print-only{display:block}" in print_rules and "details.screen-only{display:none}" in print_rules
     assert ".print-only{display:none}" in css[: css.index("@media print")]
 
@@ -502,10 +634,13 @@ def test_provenance_is_folded_on_screen_and_printed_in_full(messy):
 def test_html_imports_nothing_heavy():
     code = (
         "import sys, medhal.html; "
-        "heavy = [m for m in ('matplotlib', 'numpy', 'verifiers', 'medhal.report', 'medhal.plots') if m in sys.modules]; "
+        "heavy = [m for m in ('matplotlib', 'numpy', 'verifiers', 'medhal.report', 'medhal.plots') "
+        "if m in sys.modules]; "
         "print(heavy)"
     )
-    out = subprocess.run([str(BIN / "python"), "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [str(BIN / "python"), "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -518,7 +653,7 @@ def test_html_imports_nothing_heavy():
 
 def ten(readings, correct, *, provenance=PROVENANCE, count: int = 10) -> list[dict]:
     return [
-        trace(i, "a", "t", "yes", same(readings), same(correct), n_expected=count, provenance=provenance)
+        trace(i, "a", "yes", same(readings), same(correct), n_expected=count, provenance=provenance)
         for i in range(count)
     ]
 
@@ -547,18 +682,43 @@ def test_comparison_tables(comparison):
     assert outside_references(root) == []
 
     header, rows, table = a_table(root, "runs")
-    assert header == ["#", "run", "model", "n", "reading", "compared with run 1", "McNemar exact p (accuracy)",
-                      "differs from run 1 in"]
-    assert [r[0] for r in rows] == ["1", "2", "3", "4"]
-    assert [r[3] for r in rows] == ["10", "10", "10", "5"]
-    assert [r[5] for r in rows[:3]] == ["reference", "paired (same tasks)", "paired (same tasks)"]
-    assert rows[3][5].startswith("unpaired (the runs cover different items (10 and 5 rows;")
-    # B vs A: right only in A 0, only in B 10 -> p = 2 * (1/2)^10 = 0.001953125; C vs A: no discordant item -> 1
-    assert [r[6] for r in rows] == [
-        "–", "0.001953 (0 right only in run 1, 10 only in run 2)", "1 (0 right only in run 1, 0 only in run 3)", "–",
+    assert header == [
+        "#",
+        "model",
+        "n",
+        "reading",
+        "compared with run 1",
+        "McNemar exact p (b : c)",
+        "differs from run 1 in",
+        "traces",
     ]
-    assert [r[7] for r in rows] == ["–", "–", "⚠ prompt", "–"]
+    assert [r[0] for r in rows] == ["1", "2", "3", "4"]
+    assert [r[2] for r in rows] == ["10", "10", "10", "5"]
+    assert [r[4] for r in rows] == ["reference", "paired (same tasks)", "paired (same tasks)", "unpaired"]
+    # B vs A: right only in A 0, only in B 10 -> p = 2 * (1/2)^10 = 0.001953125
+    # C vs A: no discordant item -> p = 1
+    assert [r[5] for r in rows] == ["–", "0.001953 (0 : 10)", "1 (0 : 0)", "–"]
+    assert [r[6] for r in rows] == ["–", "–", "⚠ prompt", "–"]
+    assert [r[7].split("/")[-2:] for r in rows] == [
+        ["A", "traces.jsonl"],
+        ["B", "traces.jsonl"],
+        ["C", "traces.jsonl"],
+        ["D", "traces.jsonl"],
+    ]
     assert ["differs" in tr.classes() for tr in table.one("tbody").all("tr")] == [False, False, True, False]
+    notes = [li.text() for li in root.one("ul", **{"class": "notes"}).all("li")]
+    assert (
+        notes[0] == "run 2 vs run 1, accuracy: McNemar exact p = 0.001953 "
+        "(0 items right only in run 1, 10 only in run 2)."
+    )
+    assert (
+        notes[1]
+        == "run 3 vs run 1, accuracy: McNemar exact p = 1 (0 items right only in run 1, 0 only in run 3)."
+    )
+    assert notes[2].startswith(
+        "run 4 covers other tasks than run 1, so it is compared unpaired: the runs cover different items"
+    )
+    assert len(notes) == 3
 
     header, rows, _ = a_table(root, "figures")
     assert header == ["figure", "run 1", "run 2", "run 3 ⚠", "run 4"]
@@ -588,20 +748,46 @@ def test_a_star_needs_an_interval_excluding_zero(comparison):
 
 # --------------------------------------------------------------- the real benchmark
 
-MEDFACT_DEMO = Path(__file__).parents[2] / "environments" / "medfact_bench" / "medfact_bench" / "demo" / "medfact_demo.jsonl"
+MEDFACT_DEMO = (
+    Path(__file__).parents[2]
+    / "environments"
+    / "medfact_bench"
+    / "medfact_bench"
+    / "demo"
+    / "medfact_demo.jsonl"
+)
 
 
 @pytest.fixture(scope="module")
 def medfact_page(tmp_path_factory) -> Path:
     """`medhal score` on the six MedFact-Bench demo rows, one reply a script tag, plots on."""
     root = tmp_path_factory.mktemp("medfact")
-    replies = ["<score>2</score>", SCRIPT, "<score>0</score>", "no score", "<score>1</score>", "<score>-1</score>"]
+    replies = [
+        "<score>2</score>",
+        SCRIPT,
+        "<score>0</score>",
+        "no score",
+        "<score>1</score>",
+        "<score>-1</score>",
+    ]
     preds = root / "preds.jsonl"
     preds.write_text("".join(json.dumps({"idx": i, "reply": r}) + "\n" for i, r in enumerate(replies)))
     proc = subprocess.run(
-        [str(BIN / "medhal"), "score", "medfact-bench", "--predictions", str(preds), "-o", str(root / "run"),
-         "--dataset-path", str(MEDFACT_DEMO)],
-        capture_output=True, text=True, timeout=600,
+        [
+            str(BIN / "medhal"),
+            "score",
+            "medfact-bench",
+            "--predictions",
+            str(preds),
+            "-o",
+            str(root / "run"),
+            "--dataset-path",
+            str(MEDFACT_DEMO),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     return root / "run"
@@ -618,7 +804,9 @@ def test_medhal_score_writes_a_self_contained_page(medfact_page):
     assert header[1:] == ["medhal this run's reading", "authors", "strict"]
     assert [r[0] for r in rows][:2] == ["macro_accuracy", "accuracy"]
     header, rows, _ = a_table(root, "confusion")
-    assert header == ["gold \\ predicted", "SUPPORT", "NEI", "CONTRADICT", "INVALID", "ERROR"] and len(rows) == 3
+    assert (
+        header == ["gold \\ predicted", "SUPPORT", "NEI", "CONTRADICT", "INVALID", "ERROR"] and len(rows) == 3
+    )
     _, rows, _ = a_table(root, "unreadable")
     assert SCRIPT in [r[1] for r in rows] and root.all("script") == []
 
@@ -641,12 +829,31 @@ def browse(page: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProce
         pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium)")
     profile = tmp_path / f"profile-{page.stem}"
     args = [
-        browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--host-resolver-rules=MAP * ~NOTFOUND", f"--user-data-dir={profile}",
-        "--enable-logging=stderr", "--v=0", *extra, page.as_uri(),
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+        *extra,
+        page.as_uri(),
     ]
-    return subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path, env={**os.environ, "HOME": str(tmp_path)})
+    return subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
 
 
 def console_lines(proc: subprocess.CompletedProcess) -> list[str]:
@@ -655,11 +862,18 @@ def console_lines(proc: subprocess.CompletedProcess) -> list[str]:
     return [line for line in proc.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
 
 
+def dumped(proc: subprocess.CompletedProcess) -> str:
+    """The DOM Chromium printed (some versions leave out the doctype)."""
+    text = proc.stdout.lstrip()
+    return text if text.lower().startswith("<!doctype") else "<!DOCTYPE html>" + text
+
+
 def test_the_console_check_sees_errors(tmp_path):
     """The check must be able to fail: a page that throws and loads from outside."""
     page = tmp_path / "bad.html"
     page.write_text(
-        '<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="img-src data:"></head>'
+        "<!DOCTYPE html><html><head>"
+        '<meta http-equiv="Content-Security-Policy" content="img-src data:"></head>'
         '<body><img src="https://example.com/a.png"><script>undefinedFunction()</script></body></html>'
     )
     proc = browse(page, tmp_path, "--dump-dom")
@@ -677,10 +891,10 @@ def test_report_and_comparison_load_in_chromium_without_console_messages(messy, 
         proc = browse(page, tmp_path, "--dump-dom")
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert console_lines(proc) == [], console_lines(proc)
-        dom = parse("<!DOCTYPE html>" + proc.stdout)
+        dom = parse(dumped(proc))
         assert dom.all("script") == []
         assert dom.one("h1").text() == parse(html).one("h1").text()
-    dom = parse("<!DOCTYPE html>" + browse(tmp_path / "report.html", tmp_path, "--dump-dom").stdout)
+    dom = parse(dumped(browse(tmp_path / "report.html", tmp_path, "--dump-dom")))
     assert len(dom.all("img")) == 3
     _, rows, _ = a_table(dom, "unreadable")
     assert rows[1][1] == SCRIPT
@@ -689,7 +903,9 @@ def test_report_and_comparison_load_in_chromium_without_console_messages(messy, 
 def test_the_report_prints(messy, tmp_path):
     """Printed to PDF by Chromium (print CSS applied): a PDF with at least one page."""
     page = tmp_path / "report.html"
-    page.write_text(report_html(messy, {k: v for k, v in render(messy).items() if k.endswith(".png")}), encoding="utf-8")
+    page.write_text(
+        report_html(messy, {k: v for k, v in render(messy).items() if k.endswith(".png")}), encoding="utf-8"
+    )
     pdf = tmp_path / "report.pdf"
     proc = browse(page, tmp_path, f"--print-to-pdf={pdf}", "--no-pdf-header-footer")
     assert proc.returncode == 0 and console_lines(proc) == [], proc.stderr[-3000:]

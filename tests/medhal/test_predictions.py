@@ -97,7 +97,9 @@ def score(tmp_path: Path, dataset: Path, predictions: str, run=medhal_main):
     path = tmp_path / "predictions.jsonl"
     path.write_text(predictions, encoding="utf-8", errors="surrogatepass")
     out = tmp_path / "out"
-    proc = run("score", "medfact-bench", "--predictions", str(path), "--dataset-path", str(dataset), "-o", str(out))
+    proc = run(
+        "score", "medfact-bench", "--predictions", str(path), "--dataset-path", str(dataset), "-o", str(out)
+    )
     return proc, path, out
 
 
@@ -127,9 +129,13 @@ def test_write_traces_is_all_or_nothing(tmp_path, dataset):
 
     from medhal.scoring import score_tasks
 
-    config = taskset_config_type("medfact-bench").model_validate({"id": "medfact-bench", "dataset_path": str(dataset)})
+    config = taskset_config_type("medfact-bench").model_validate(
+        {"id": "medfact-bench", "dataset_path": str(dataset)}
+    )
     tasks = taskset_class("medfact-bench")(config).select()
-    traces = asyncio.run(score_tasks(tasks, {0: "<score>2</score>", 1: "bad \ud800", 2: "<score>0</score>"}, "m"))
+    traces = asyncio.run(
+        score_tasks(tasks, {0: "<score>2</score>", 1: "bad \ud800", 2: "<score>0</score>"}, "m")
+    )
     out = tmp_path / "run"
     out.mkdir()
     (out / "traces.jsonl").write_text("old good traces\n")

@@ -12,7 +12,8 @@ import pytest
 
 from medhal.repair import RepairError, repair_run
 from tests.conftest import BIN, run_eval, run_medhal
-from tests.medfact_bench.fixtures import LABELS, rows as medfact_rows
+from tests.medfact_bench.fixtures import LABELS
+from tests.medfact_bench.fixtures import rows as medfact_rows
 from tests.medhal.clean_errors import clean_exit_2, medhal_main
 from tests.tables import write_jsonl
 
@@ -38,8 +39,8 @@ def test_truncated_last_line_is_moved_aside(tmp_path):
     assert (run / "traces.jsonl").read_bytes() == b"".join(lines[:4])
     assert (run / "traces.jsonl.partial").read_bytes() == partial
     assert repair.describe() == (
-        f"{run / 'traces.jsonl'}: moved the partial line 5 ({len(partial):,} bytes, no newline, not valid JSON) "
-        "to traces.jsonl.partial; the file now ends after line 4"
+        f"{run / 'traces.jsonl'}: moved the partial line 5 ({len(partial):,} bytes, no newline, "
+        "not valid JSON) to traces.jsonl.partial; the file now ends after line 4"
     )
     # Repairing again finds an intact file and changes nothing.
     [again] = repair_run(run)
@@ -78,7 +79,10 @@ def test_complete_last_line_without_newline_gets_one(tmp_path):
     lines = rows_text(2)
     run = run_dir(tmp_path, lines[0] + lines[1].rstrip(b"\n"))
     [repair] = repair_run(run)
-    assert repair.describe() == f"{run / 'traces.jsonl'}: the last line (2) was complete but lacked its newline; added it"
+    assert (
+        repair.describe()
+        == f"{run / 'traces.jsonl'}: the last line (2) was complete but lacked its newline; added it"
+    )
     assert (run / "traces.jsonl").read_bytes() == b"".join(lines)
     assert not (run / "traces.jsonl.partial").exists()
 
@@ -117,8 +121,10 @@ def test_cli(tmp_path):
     proc = medhal_main("repair", str(run))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
-        f"{run / 'traces.jsonl'}: moved the partial line 3 (20 bytes, no newline, not valid JSON) to "
-        "traces.jsonl.partial; the file now ends after line 2"
+        (
+            f"{run / 'traces.jsonl'}: moved the partial line 3 (20 bytes, no newline, not valid JSON) to "
+            "traces.jsonl.partial; the file now ends after line 2"
+        )
     ]
     clean_exit_2(medhal_main("repair", str(tmp_path / "nowhere")), str(tmp_path / "nowhere"), "no such file")
     (tmp_path / "empty").mkdir()
@@ -137,7 +143,9 @@ def script(body: dict, number: int) -> str:
 
 
 def resume(out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "eval"), "--resume", str(out)], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [str(BIN / "eval"), "--resume", str(out)], capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def test_resume_after_a_killed_write(tmp_path, endpoint):

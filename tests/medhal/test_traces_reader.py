@@ -95,11 +95,20 @@ WRONG_TYPES = [
     (lambda r: r["task"]["data"].update(idx="3"), "field 'task.data.idx' is not an integer (got str)"),
     (lambda r: r["task"]["data"].update(idx=True), "field 'task.data.idx' is not an integer (got bool)"),
     (lambda r: r["task"]["data"].pop("idx"), "field 'task.data.idx' is missing"),
-    (lambda r: r["task"]["data"].update(benchmark=["medfact-bench"]), "field 'task.data.benchmark' is not a string (got list)"),
+    (
+        lambda r: r["task"]["data"].update(benchmark=["medfact-bench"]),
+        "field 'task.data.benchmark' is not a string (got list)",
+    ),
     (lambda r: r["task"].update(type=7), "field 'task.type' is not a string (got int)"),
     (lambda r: r["rewards"].update(accuracy="1.0"), "field 'rewards.accuracy' is not a number (got str)"),
-    (lambda r: r["metrics"].update(parseable_score=[1]), "field 'metrics.parseable_score' is not a number (got list)"),
-    (lambda r: r.update(errors=[{"type": "X", "message": {"a": 1}}]), "field 'errors[0].message' is not a string (got dict)"),
+    (
+        lambda r: r["metrics"].update(parseable_score=[1]),
+        "field 'metrics.parseable_score' is not a number (got list)",
+    ),
+    (
+        lambda r: r.update(errors=[{"type": "X", "message": {"a": 1}}]),
+        "field 'errors[0].message' is not a string (got dict)",
+    ),
     (lambda r: r.update(errors=["boom"]), "field 'errors[0]' is not an object (got str)"),
     (lambda r: r["agent"].update(model=["m"]), "field 'agent.model' is not a string (got list)"),
     (lambda r: r["agent"].update(sampling=[0.0]), "field 'agent.sampling' is not an object (got list)"),
@@ -158,9 +167,17 @@ def test_provider_error_without_message_is_described(tmp_path):
     errors = [{"type": "ProviderError", "message": "", "status_code": 503}]
     timeout = [{"type": "ProviderError", "message": "", "status_code": 504}]
     other = [{"type": "HarnessError", "message": "  "}]
-    path = write_lines(tmp_path, [json.dumps(trace_row(i, reply=None, errors=e)) + "\n" for i, e in enumerate([errors, timeout, other])])
+    path = write_lines(
+        tmp_path,
+        [
+            json.dumps(trace_row(i, reply=None, errors=e)) + "\n"
+            for i, e in enumerate([errors, timeout, other])
+        ],
+    )
     messages = [r.error_message for r in iter_traces(path)]
-    assert messages[0].startswith("ProviderError: no detail recorded (503: the connection to the endpoint failed")
+    assert messages[0].startswith(
+        "ProviderError: no detail recorded (503: the connection to the endpoint failed"
+    )
     assert "reset" in messages[0]
     assert messages[1] == "ProviderError: no detail recorded (504: the request to the endpoint timed out)"
     assert messages[2] == "HarnessError: no detail recorded"
@@ -184,9 +201,19 @@ def scored(tmp_path_factory) -> list[str]:
     tmp = tmp_path_factory.mktemp("scored")
     dataset = write_jsonl(tmp / "medfact.jsonl", rows(3))
     predictions = tmp / "predictions.jsonl"
-    predictions.write_text("".join(json.dumps({"idx": i, "reply": "<score>2</score>"}) + "\n" for i in range(3)))
-    proc = medhal_main("score", "medfact-bench", "--predictions", str(predictions), "--dataset-path", str(dataset),
-                       "-o", str(tmp / "out"))
+    predictions.write_text(
+        "".join(json.dumps({"idx": i, "reply": "<score>2</score>"}) + "\n" for i in range(3))
+    )
+    proc = medhal_main(
+        "score",
+        "medfact-bench",
+        "--predictions",
+        str(predictions),
+        "--dataset-path",
+        str(dataset),
+        "-o",
+        str(tmp / "out"),
+    )
     assert proc.returncode == 0, proc.stderr
     return (tmp / "out" / "traces.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
 
@@ -197,7 +224,11 @@ def test_report_exits_2_with_one_line(tmp_path, scored, case):
     if case == "deep":
         lines[1], fragments = "[" * 100_000 + "\n", ("nested too deeply",)
     elif case == "long-idx":
-        lines[1] = lines[1].replace('"idx":1,', '"idx":' + "9" * 5001 + ",").replace('"idx": 1,', '"idx": ' + "9" * 5001 + ",")
+        lines[1] = (
+            lines[1]
+            .replace('"idx":1,', '"idx":' + "9" * 5001 + ",")
+            .replace('"idx": 1,', '"idx": ' + "9" * 5001 + ",")
+        )
         assert "9" * 5001 in lines[1]
         fragments = ("field 'task.data.idx'", "5001 digits")
     else:

@@ -51,10 +51,10 @@ def _binary_metrics(gold: list[int], pred: list[int]) -> dict[str, float]:
     zero_division=0 (the script's calls at lines 128-131 and 146-148), restated:
     precision = tp/(tp+fp), recall = tp/(tp+fn), F1 = 2tp/(2tp+fp+fn), each 0 when its
     denominator is 0."""
-    tp = sum(1 for g, p in zip(gold, pred) if g == 1 and p == 1)
-    fp = sum(1 for g, p in zip(gold, pred) if g != 1 and p == 1)
-    fn = sum(1 for g, p in zip(gold, pred) if g == 1 and p != 1)
-    correct = sum(1 for g, p in zip(gold, pred) if g == p)
+    tp = sum(1 for g, p in zip(gold, pred, strict=True) if g == 1 and p == 1)
+    fp = sum(1 for g, p in zip(gold, pred, strict=True) if g != 1 and p == 1)
+    fn = sum(1 for g, p in zip(gold, pred, strict=True) if g == 1 and p != 1)
+    correct = sum(1 for g, p in zip(gold, pred, strict=True) if g == p)
     return {
         "accuracy": correct / len(gold),
         "precision": tp / (tp + fp) if tp + fp else 0.0,

@@ -31,10 +31,26 @@ CONVENTIONS = ("medhal", "authors", "strict")
 MIN_CASES = 220
 MIN_TINY_MODEL = 15
 SHAPES = {
-    "bare_digit", "decorated_digit", "authors_trap", "boxed", "reasoning_model", "truncated",
-    "chatty", "labelled", "prompt_echo", "numbered_reasoning", "negation", "hedged",
-    "conflicting", "abstention", "refusal", "non_english", "unicode_digit", "code_fence",
-    "empty_or_garbage", "tiny_model",
+    "bare_digit",
+    "decorated_digit",
+    "authors_trap",
+    "boxed",
+    "reasoning_model",
+    "truncated",
+    "chatty",
+    "labelled",
+    "prompt_echo",
+    "numbered_reasoning",
+    "negation",
+    "hedged",
+    "conflicting",
+    "abstention",
+    "refusal",
+    "non_english",
+    "unicode_digit",
+    "code_fence",
+    "empty_or_garbage",
+    "tiny_model",
 }
 
 
@@ -109,7 +125,8 @@ def test_oracle_metrics_drop_not_sure_then_score_binary() -> None:
 def test_oracle_metrics_when_everything_is_not_sure() -> None:
     # Lines 132-136 give None per difficulty; lines 150-157 give 0 overall.
     assert authors_subset_metrics([0, 1], [2, 2])["f1"] is None
-    assert authors_overall_metrics([0, 1], [2, 2]) == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "not_sure_fraction": 1.0}
+    expected = {"precision": 0.0, "recall": 0.0, "f1": 0.0, "not_sure_fraction": 1.0}
+    assert authors_overall_metrics([0, 1], [2, 2]) == expected
 
 
 @pytest.mark.parametrize(

@@ -266,31 +266,19 @@ def test_verdicts_unaffected_by_the_not_sure_option():
             assert read_medhal(reply, False) == label, reply
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a hedge in one clause ('might be hallucinated') also hedges the definite verdict of the next clause "
-        "('but it is factual'): the hedge window crosses 'but', so the two hedged readings disagree: INVALID"
-    ),
-)
 def test_medhal_hedge_does_not_reach_into_the_next_clause():
     assert read_medhal("The answer might be hallucinated, but it is factual.", True) == F
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a leading 'No,' (its own clause) flips the verdict word of the next clause: the negation window "
-    "is three words, not the clause; 'No, the answer is hallucinated.' reads factual",
-)
+@pytest.mark.parametrize("reply", ["No, the answer is hallucinated.", "Not quite: it is hallucinated."])
+def test_medhal_negation_stays_in_its_clause(reply):
+    assert read_medhal(reply, True) == H
+
+
 @pytest.mark.parametrize(
-    ("reply", "label"),
-    [
-        ("No, the answer is hallucinated.", H),
-        ("No, it is factual.", F),
-        ("Not quite: it is hallucinated.", H),
-    ],
+    ("reply", "label"), [("No, it is factual.", F), ("No. The answer is hallucinated.", H)]
 )
-def test_medhal_negation_stays_in_its_clause(reply, label):
+def test_medhal_negation_before_an_adjective_verdict_or_sentence(reply, label):
     assert read_medhal(reply, True) == label
 
 

@@ -137,11 +137,6 @@ async def test_swapped_labels_still_validate(assets_dir):
     assert await task.validate() is True
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a row whose 'Hallucinated Answer' equals its 'Ground Truth' gives two items with the same prompt "
-    "and opposite gold (no model can get both right); loading accepts it and validate reports both valid",
-)
 def test_row_with_identical_answers_is_refused_or_invalid(assets_dir, tmp_path):
     rows = read_jsonl(demo_rows_path())
     rows[1]["Hallucinated Answer"] = rows[1]["Ground Truth"]

@@ -93,13 +93,28 @@ def _answer(fields: dict[str, Any], keys: tuple[str, ...], method: str) -> Readi
 # ------------------------------------------------------------------------------ medhal
 
 
-def span_positions(text: str) -> list[tuple[int, int]]:
+def span_positions(text: str, json_strings: bool = True) -> list[tuple[int, int]]:
     """(start, end) of each top-level `{...}` span in order; an unclosed last span runs to
-    the end."""
+    the end. With `json_strings`, braces inside a double-quoted string are text, not
+    structure (`{"cop": "a}b"}` is one span). Single quotes are never tracked:
+    Python-style replies hold unescaped apostrophes ('it's'); and a Python-style dict may
+    hold a lone double quote, so readers try the spans both ways."""
     spans: list[tuple[int, int]] = []
-    depth, start = 0, 0
-    for match in re.finditer(r"[{}]", text):
-        if match.group() == "{":
+    depth, start, quoted, escaped = 0, 0, False, False
+    for match in re.finditer(r'[{}"\\]' if json_strings else r"[{}]", text):
+        char = match.group()
+        if escaped:
+            escaped = False
+            continue
+        if char == "\\":
+            escaped = quoted and match.end() < len(text) and text[match.end()] in '"\\'
+            continue
+        if char == '"':
+            quoted = not quoted if depth else False
+            continue
+        if quoted:
+            continue
+        if char == "{":
             if depth == 0:
                 start = match.start()
             depth += 1
@@ -189,17 +204,21 @@ _ANY_LABEL_LINE = re.compile(r"[^\W\d_]\w*(?: \w+){0,2}[ \t]*[:：][ \t]+(\S.{0,
 """A reply that is one line `<label in any language>: <answer>` ("Respuesta: Desconocido")."""
 
 
-def _keyed(text: str, keys: tuple[str, ...], parse) -> Reading | None:
+def _keyed(text: str, keys: tuple[str, ...], parse, json_aware_first: bool) -> Reading | None:
     """The reading of the last `{...}` span that holds an answer key, among the spans
     before the model starts inventing further examples (after its own answer). An echo of
     the prompt's template comes before the answer, invented examples after it."""
-    found: list[tuple[int, Reading]] = []
-    for start, end in span_positions(text):
+    by_start: dict[int, Reading] = {}
+    aware, naive = span_positions(text, True), span_positions(text, False)
+    spans = dict.fromkeys([*aware, *naive] if json_aware_first else [*naive, *aware])
+    for start, end in spans:
+        if start in by_start:
+            continue  # the preferred span of this start already gave a reading
         fields, method = parse(text[start:end])
         if fields is None or not _holds_key(fields, keys):
             continue
-        reading = _answer(fields, keys, method) or Reading(fields, None, None, method)
-        found.append((start, reading))
+        by_start[start] = _answer(fields, keys, method) or Reading(fields, None, None, method)
+    found = sorted(by_start.items())
     if not found:
         return None
     first_end = text.find("}", found[0][0])
@@ -217,10 +236,13 @@ def read_medhal(reply: str | None, keys: tuple[str, ...]) -> Reading:
     if text is None:
         return NO_ANSWER
     text = without_fences(text)
-    literal = _keyed(text, keys, _literal)
+    literal = _keyed(text, keys, _literal, json_aware_first=True)
     if literal is not None:
         return literal
-    tolerant = _keyed(text, keys, lambda span: (key_values(span), KEY_VALUE))
+    # A strict parse needs the JSON-aware span (a brace inside a string); the tolerant
+    # reading, used when nothing parsed, is safer on the plain one (a lone double quote in
+    # a Python-style dict would make the JSON-aware span run to the end).
+    tolerant = _keyed(text, keys, lambda span: (key_values(span), KEY_VALUE), json_aware_first=False)
     if tolerant is not None:
         return tolerant
     first = next((Reading(f, None, None, m) for f, m in map(_literal, brace_spans(text)) if f is not None), None)

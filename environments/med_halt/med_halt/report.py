@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
 
 from med_halt.benchmark import ENV_ID, FAKE, FCT, FULL_SIZE, PUBLISHED, SETS
-from med_halt.scoring import VERDICT_CORRECT
+from med_halt.scoring import VERDICT_CORRECT, outcome_key
 
 RIGHT, WRONG = 1.0, -0.25
 CODE_DIVISOR = 100
@@ -37,13 +37,15 @@ def item_columns(item: ItemView) -> Sequence[float]:
     test_set = item.data["test_set"]
     fct, fake = test_set == FCT.config, test_set == FAKE.config
     ir = SETS[test_set].family == "memory"
-    get = item.metrics.get
+    def get(outcome: str) -> float:
+        return item.metrics.get(outcome_key(outcome, item.convention), 0.0)
+
     return (
         1.0, float(item.correct), float(item.parsed), float(item.errored),
         float(not item.parsed and not item.errored),
-        float(fct), float(get(VERDICT_CORRECT, 0.0)) if fct else 0.0,
-        float(fake), float(get("fake_decline", 0.0)), float(get("fake_keywords", 0.0)),
-        float(ir), float(get("ir_exact", 0.0)), float(get("ir_normalized", 0.0)),
+        float(fct), get(VERDICT_CORRECT) if fct else 0.0,
+        float(fake), get("fake_decline"), get("fake_keywords"),
+        float(ir), get("ir_exact"), get("ir_normalized"),
     )
 
 

@@ -174,25 +174,27 @@ class Scored:
     """The answer read under each convention, and how the run's reading was made."""
 
 
+def outcome_key(outcome: str, convention: str) -> str:
+    """The metric of one rule outcome under one reading: `ir_exact_strict`, ..."""
+    return f"{outcome}_{convention}"
+
+
 def score(item: Gradable, reply: str | None) -> Scored:
-    """Read `reply` under every convention and grade each reading: one pass per trace."""
+    """Read `reply` under every convention and grade each reading: one pass per trace.
+    Every item records every outcome of every convention (0 for another set's rule)."""
     keys = SETS[item.test_set].answer_keys
     readings = {name: reader(reply, keys) for name, reader in READERS.items()}
     metrics: dict[str, float] = {}
-    grades: dict[str, Grade] = {}
     for name in CONVENTIONS:
         reading = readings[name]
-        if name == "authors":
-            right = authors_correct(item, reading)
-        else:
-            grades[name] = grade(item, reading)
-            right = grades[name].correct
+        graded = grade(item, reading)
+        right = authors_correct(item, reading) if name == "authors" else graded.correct
         metrics[correct_key(name)] = float(right)
         metrics[parsed_key(name)] = float(reading.answer is not None)
+        outcomes = {**dict.fromkeys(ITEM_OUTCOMES, 0.0), **graded.outcomes}
+        metrics.update({outcome_key(k, name): v for k, v in outcomes.items()})
     metrics[CORRECT] = metrics[correct_key(item.parser)]
     metrics[PARSED] = metrics[parsed_key(item.parser)]
-    own = grades.get(item.parser) or grade(item, readings[item.parser])
-    metrics.update(own.outcomes)
     info = {
         "answer": readings[item.parser].answer,
         READINGS: {name: readings[name].answer for name in CONVENTIONS},

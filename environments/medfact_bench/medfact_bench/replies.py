@@ -37,11 +37,6 @@ def _on_scale(value: int | None) -> int | None:
 
 # ------------------------------------------------------------------------------ authors
 
-_MAX_INT_DIGITS = 4300
-"""Python's default limit on int() of a decimal string; longer strings raise, which the
-authors' `except (ValueError, TypeError)` turns into no score."""
-
-
 def _first_block(text: str, opening: str, closing: str) -> str | None:
     """The body of the first `opening…closing` pair, as the lazy regex
     `opening(.*?)closing` (DOTALL) finds it: the first opening tag that has a closing tag
@@ -62,11 +57,10 @@ def read_authors(reply: str | None) -> int | None:
     body = _first_block(reply, "<score>", "</score>")
     if body is None:
         return None
-    body = body.strip()
-    if len(body) > _MAX_INT_DIGITS + 1:
-        return None
     try:
-        return _on_scale(int(body))
+        # int() refuses strings of more than 4,300 digits before converting them (CPython's
+        # guard), so a hostile body costs one linear check, as in the authors' code.
+        return _on_scale(int(body.strip()))
     except ValueError:
         return None
 
@@ -103,7 +97,8 @@ _NUMBER = re.compile(r"[\s*_`'\"(\[]*([+\-−]?\d+)(?:\.0+)?(?![\d_]|\.\d)")
 _AMBIGUOUS = re.compile(r"\s*(?:or|/|to|and|,|-(?=\s*\d))\s*[+\-−]?\d", re.IGNORECASE)
 _TRAILING_NUMBER = re.compile(r"\s*[+\-−]?\d+(?:\.0+)?\s*")
 _SCORE_LABEL = label_pattern(("final score", "score", "final answer", "answer", "rating", "verdict"))
-_ANY_LABELLED_NUMBER = re.compile(r"[^\W\d_][^\n:：]{0,30}[:：]\s*(\W{0,3}[+\-−]?\d+(?:\.0+)?\W{0,3})")
+_SCORE_IS = re.compile(r"(?<![\w-])(final\s+)?(?:score|rating)\s+(?:is|would\s+be)\s*:?\s*(?=[+\-−]?\d)", re.IGNORECASE)
+_ANY_LABELLED_NUMBER = re.compile(r"[^\W\d_]\w*(?: \w+)?[ \t]*[:：]\s*(\W{0,3}[+\-−]?\d+(?:\.0+)?\W{0,3})")
 """A last line `<label in any language>: <number>` ("Puntuación: 1")."""
 
 
@@ -145,6 +140,18 @@ def _score_blocks(text: str) -> list[str]:
     return bodies
 
 
+def _stated_scores(text: str) -> list[tuple[bool, int | None]]:
+    """(is it a final score, score) for every labelled score in order ("Score: 1", "The
+    score is 2", "Final score: -1"); unreadable ones as None. A "final" score settles the
+    reading; otherwise different scores leave nothing to choose between them."""
+    found: list[tuple[int, bool, str]] = []
+    for start, value in labelled(text, _SCORE_LABEL):
+        found.append((start, text[start : start + 5].lower() == "final", value))
+    for match in _SCORE_IS.finditer(text):
+        found.append((match.start(), bool(match.group(1)), text[match.end() : match.end() + 40]))
+    return [(final, _score_of(value)) for _, final, value in sorted(found)]
+
+
 def read_medhal(reply: str | None) -> int | None:
     """What a careful human reads: the score blocks after the reasoning (agreeing blocks
     give their score, disagreeing ones none); without a score block, the last `\\boxed{n}`
@@ -160,11 +167,13 @@ def read_medhal(reply: str | None) -> int | None:
     boxed = last_boxed(text)
     if boxed is not None:
         return _score_of(boxed)
-    last = None
-    for last in labelled(text, _SCORE_LABEL):
-        pass
-    if last is not None:
-        return _score_of(last[1])
+    stated = _stated_scores(text)
+    if stated:
+        finals = [score for final, score in stated if final]
+        if finals:
+            return finals[-1]
+        scores = {score for _, score in stated}
+        return scores.pop() if len(scores) == 1 else None
     generic = _ANY_LABELLED_NUMBER.fullmatch(last_line(text))
     return _score_of(generic.group(1)) if generic else None
 

@@ -12,13 +12,13 @@ from typing import Literal
 
 import verifiers.v1 as vf
 
-from medhal.datasets import DatasetError, load_rows
+from medhal.datasets import load_rows, require_rows
 from medhal.outcomes import CORRECT
 from medhal.provenance import code_versions
 from medhal.replies import Convention
 from medhal.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
 
-from medfact_bench.benchmark import DATASET, ENV_ID, PROMPT
+from medfact_bench.benchmark import COLUMNS, DATASET, ENV_ID, PROMPT
 from medfact_bench.prompts import system_prompt
 from medfact_bench.rows import validate_rows
 from medfact_bench.scoring import gold_reply, score, wrong_reply
@@ -70,7 +70,7 @@ class MedFactConfig(ShardedConfig):
 class MedFactTaskset(RecordsSelection, vf.Taskset[MedFactTask, MedFactConfig]):
     def load(self) -> list[MedFactTask]:
         cfg = self.config
-        loaded = load_rows(DATASET, cfg.dataset_path, cfg.revision)
+        loaded = load_rows(DATASET, cfg.dataset_path, cfg.revision, columns=COLUMNS)
         validate_rows(loaded.rows, loaded.origin)
         prompt = system_prompt(loaded.rows, loaded.origin)
         provenance = {
@@ -97,6 +97,4 @@ class MedFactTaskset(RecordsSelection, vf.Taskset[MedFactTask, MedFactConfig]):
                 label=row["label"],
             )
             tasks.append(MedFactTask(data, cfg.task))
-        if not tasks:
-            raise DatasetError(f"{loaded.origin}: no rows of component {cfg.subset!r}")
-        return tasks
+        return require_rows(tasks, loaded.origin, f"of component {cfg.subset!r}")

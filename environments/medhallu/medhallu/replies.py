@@ -77,21 +77,25 @@ def read_strict(reply: str | None, not_sure_offered: bool) -> str | None:
 _LABEL = label_pattern((*ANSWER_LABELS, "digit", "your judgement", "your judgment", "your answer"))
 _YES_NO_LABEL = re.compile(
     r"(?<![\w-])(hallucinat\w*|factual(?:ly correct)?|contains? hallucinations?)[ \t]*[:?=\-–][ \t]*"
-    r"\W{0,3}(yes|no|true|false)\b",
+    r"\W{0,3}(yes|no|true|false|none|absent|not (?:found|detected|present)|present|detected|found)\b",
     re.IGNORECASE,
 )
+_POSITIVE = {"yes", "true", "present", "detected", "found"}
 _IS_DIGIT = re.compile(
     r"(?:\b(?:answer|verdict|judge?ment|label|output|classification)\s+(?:would\s+be|is)|\b(?:should|must)\s+be)"
     r"\s*:?\s*\W{0,3}([012])(?!\d|[.,]\d)",
     re.IGNORECASE,
 )
-_ANY_LABELLED_DIGIT = re.compile(r"[^\W\d_][^\n:：]{0,30}[:：]\s*\W{0,3}([012])\W{0,3}", re.IGNORECASE)
+_ANY_LABELLED_DIGIT = re.compile(r"[^\W\d_]\w*(?: \w+)?[ \t]*[:：]\s*\W{0,3}([012])\W{0,3}", re.IGNORECASE)
 _LEADING_DIGIT = re.compile(r"[\s\W]{0,12}?(?<![-+−])([012])(?![\d]|[.,]\d)")
 _AMBIGUOUS_DIGITS = re.compile(r"\s*(?:or|/|and|,|\||)\s*\W{0,3}[012]\b", re.IGNORECASE)
 _BARE_DIGIT = re.compile(r"\W{0,6}(?<![-+−])([012])\W{0,6}")
 _LIST_ITEM = re.compile(r"[.)]\s*\S")
 
 _SENTENCE = re.compile(r"[^.!?;\n]+")
+_CLAUSE = re.compile(r"[^,:;–—()]+")
+_NOT_THINK = re.compile(r"\bi\s+(?:do\s+not|don['’]?t|dont)\s+(?:think|believe|consider)\b")
+"""Negation raised to the opinion verb: "I don't think it is hallucinated" denies it."""
 _WORD = re.compile(r"[a-z]+(?:['’][a-z]+)?|-")
 _HALLUCINATION_TERM = re.compile(r"hallucinat\w*|fabricat\w*|nonfactual")
 _COPULAS = {"is", "was", "are", "be", "been", "seems", "appears", "remains", "sounds", "looks", "being"}
@@ -158,7 +162,10 @@ def _adjective_mention(words: list[str], i: int) -> tuple[str, bool] | None:
     if copula is None:
         return None
     subject = words[max(0, copula - 4) : copula]
-    if not _SUBJECTS.intersection(subject) or _SPEAKERS.intersection(subject[-2:]):
+    # "that" is a subject only at the start of its clause ("That is correct"), not as a
+    # relative pronoun ("a process that is supported by evidence").
+    named = {w for k, w in enumerate(subject, start=max(0, copula - 4)) if w != "that" or k == 0}
+    if not _SUBJECTS.intersection(named) or _SPEAKERS.intersection(subject[-2:]):
         return None
     negated = words[copula] in _NEGATED_COPULAS or any(_negates(w) for w in words[copula + 1 : i])
     return label, negated
@@ -174,26 +181,39 @@ def _mentions(text: str) -> list[_Mention]:
     for sentence in _SENTENCE.finditer(text.lower()):
         if _DEFINITION.search(sentence.group()):
             continue
-        words = _WORD.findall(sentence.group())
         concluding = _CONCLUSION.search(sentence.group()) is not None
-        for i, word in enumerate(words):
-            if _HALLUCINATION_TERM.fullmatch(word):
-                window = words[max(0, i - _NEGATION_WINDOW - 1) : i]
-                negated = any(
-                    _negates(w)
-                    for j, w in enumerate(window)
-                    if not (w == "not" and j + 1 < len(window) and window[j + 1] in ("sure", "certain"))
-                )
-                label = _flip(HALLUCINATED) if negated else HALLUCINATED
-            elif word in _FACTUAL_ADJECTIVES or word in _HALLUCINATED_ADJECTIVES:
-                reading = _adjective_mention(words, i)
-                if reading is None:
-                    continue
-                label = _flip(reading[0]) if reading[1] else reading[0]
-            else:
+        for clause in _CLAUSE.finditer(sentence.group()):
+            raised = _NOT_THINK.search(clause.group()) is not None
+            found += [
+                _Mention(_flip(m.label) if raised else m.label, m.hedged, concluding)
+                for m in _clause_mentions(_WORD.findall(clause.group()))
+            ]
+    return found
+
+
+def _clause_mentions(words: list[str]) -> list[_Mention]:
+    """The verdict statements of one clause (negations and hedges do not cross a comma:
+    "No, the answer is hallucinated" asserts hallucinated)."""
+    found: list[_Mention] = []
+    for i, word in enumerate(words):
+        if _HALLUCINATION_TERM.fullmatch(word):
+            window = words[max(0, i - _NEGATION_WINDOW - 1) : i]
+            negated = any(
+                _negates(w)
+                for j, w in enumerate(window)
+                if not (w == "not" and j + 1 < len(window) and window[j + 1] in ("sure", "certain"))
+                and not (w in ("not", "don't", "dont") and j + 1 < len(window) and window[j + 1] in ("think", "believe"))
+            )
+            label = _flip(HALLUCINATED) if negated else HALLUCINATED
+        elif word in _FACTUAL_ADJECTIVES or word in _HALLUCINATED_ADJECTIVES:
+            reading = _adjective_mention(words, i)
+            if reading is None:
                 continue
-            hedged = bool(_HEDGES.intersection(words[max(0, i - 6) : i]))
-            found.append(_Mention(label, hedged, concluding))
+            label = _flip(reading[0]) if reading[1] else reading[0]
+        else:
+            continue
+        hedged = bool(_HEDGES.intersection(words[max(0, i - 6) : i]))
+        found.append(_Mention(label, hedged, False))
     return found
 
 
@@ -273,7 +293,7 @@ def _labelled(text: str) -> tuple[int, str | None] | None:
         pass
     if yes_no is not None:
         about_hallucination = yes_no.group(1).lower().startswith(("hallucinat", "contain"))
-        positive = yes_no.group(2).lower() in ("yes", "true")
+        positive = yes_no.group(2).lower() in _POSITIVE
         label = HALLUCINATED if positive == about_hallucination else FACTUAL
         candidates.append((yes_no.start(), label))
     line = last_line(text)

@@ -26,6 +26,11 @@ def validate_rows(rows: list[dict], origin: str) -> None:
                     raise DatasetError(f"{origin}: row {number} field 'Knowledge' must be a non-empty list of strings")
             elif not isinstance(value, str) or not value.strip():
                 raise DatasetError(f"{origin}: row {number} field {column!r} is empty or not a string")
+        if row["Hallucinated Answer"].strip() == row["Ground Truth"].strip():
+            raise DatasetError(
+                f"{origin}: row {number} field 'Hallucinated Answer' equals 'Ground Truth': its two items "
+                "would need opposite verdicts on the same answer"
+            )
         if row["Difficulty Level"] not in DIFFICULTIES:
             raise DatasetError(
                 f"{origin}: row {number} field 'Difficulty Level' is {row['Difficulty Level']!r}, not one of {DIFFICULTIES}"

@@ -15,12 +15,13 @@ from typing import Literal
 import verifiers.v1 as vf
 from pydantic import Field, model_validator
 
-from medhal.datasets import DatasetError, HubDataset, load_rows
+from medhal.datasets import HubDataset, load_rows, require_rows
 from medhal.provenance import code_versions
 from medhal.replies import Convention
 from medhal.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
 
 from medhallu.benchmark import (
+    COLUMNS,
     CONFIG_ROLE,
     DATASET,
     DEFAULT_CONFIG,
@@ -133,7 +134,7 @@ class MedHalluTaskset(RecordsSelection, vf.Taskset[MedHalluTask, MedHalluConfig]
     def load(self) -> list[MedHalluTask]:
         cfg = self.config
         hub = HubDataset(id=DATASET.id, revision=DATASET.revision, config=cfg.config, split=DATASET.split)
-        loaded = load_rows(hub, cfg.dataset_path, cfg.revision)
+        loaded = load_rows(hub, cfg.dataset_path, cfg.revision, columns=COLUMNS)
         validate_rows(loaded.rows, loaded.origin)
         prompts = load_prompts(cfg.not_sure, cfg.prompts)
         provenance = {
@@ -172,6 +173,4 @@ class MedHalluTaskset(RecordsSelection, vf.Taskset[MedHalluTask, MedHalluConfig]
                     not_sure_reward=cfg.not_sure_reward,
                 )
                 tasks.append(MedHalluTask(data, cfg.task))
-        if not tasks:
-            raise DatasetError(f"{loaded.origin}: no rows of difficulty {cfg.difficulty!r}")
-        return tasks
+        return require_rows(tasks, loaded.origin, f"of difficulty {cfg.difficulty!r}")

@@ -1,5 +1,6 @@
 """The classic v0 environment (`load_environment`) and the v1 taskset score the same
-replies identically, for every installed environment, on its bundled demo sample."""
+replies identically, for every installed environment, on its bundled demo sample: every
+reward and every metric the one scoring pass records (under all three readings)."""
 
 import importlib
 
@@ -7,7 +8,7 @@ import pytest
 
 from verifiers.v1.loaders import taskset_class, taskset_config_type
 
-from medhal.registry import installed_environments
+from medhal.registry import benchmark_module, installed, package
 from medhal.task import score_reply
 
 REPLIES = [
@@ -28,22 +29,15 @@ REPLIES = [
 ]
 
 
-@pytest.fixture(params=sorted(installed_environments()))
-def environment(request, monkeypatch, shared_data, tmp_path):
-    """The environment module, with its prompt assets supplied offline: the shared copies,
-    or (MedHallu, whose upstream script is not in shared data) a script of the authors'
-    shape holding their prompt strings."""
-    monkeypatch.setenv("MEDHAL_ASSETS_DIR", str(shared_data))
-    if request.param == "medhallu":
-        from tests.medhallu_fixtures import install_prompt_asset, official_strings, prompt_script
-
-        install_prompt_asset(tmp_path / "assets", prompt_script(official_strings(shared_data)), monkeypatch)
-    return request.param, importlib.import_module(installed_environments()[request.param])
+@pytest.fixture(params=sorted(installed()))
+def environment(request, assets_dir):
+    """The environment package, with its pinned prompt assets read from the shared copies."""
+    return request.param, importlib.import_module(package(request.param))
 
 
 async def test_v0_and_v1_agree(environment):
     env_id, module = environment
-    options = module.DEMO_OPTIONS
+    options = benchmark_module(env_id).DEMO_OPTIONS
     env = module.load_environment(**options, max_turns=1)
     rows = env.eval_dataset
     v1 = taskset_class(env_id)(taskset_config_type(env_id).model_validate({"id": env_id, **options})).select()

@@ -22,46 +22,30 @@ from pathlib import Path
 
 import pytest
 
-import med_halt
-import medfact_bench
-import medhallu
-from conftest import BIN, run_medhal
+from medfact_bench.benchmark import DEMO_OPTIONS as MEDFACT_DEMO
+from med_halt.benchmark import DEMO_OPTIONS as MED_HALT_DEMO
+from medhallu.benchmark import DEMO_OPTIONS as MEDHALLU_DEMO
+from tests.conftest import BIN, run_medhal
 from tests.tables import read_csv, read_jsonl, write_csv, write_jsonl
 
-DEMO = {
-    "medfact-bench": medfact_bench.DEMO_OPTIONS,
-    "med-halt": med_halt.DEMO_OPTIONS,
-    "medhallu": medhallu.DEMO_OPTIONS,
-}
+DEMO = {"medfact-bench": MEDFACT_DEMO, "med-halt": MED_HALT_DEMO, "medhallu": MEDHALLU_DEMO}
 REPLY = {
     "medfact-bench": "<think>the article agrees</think><score>2</score>",
     "med-halt": '{"cop": "I do not know", "paper_title": "Unknown", "url": "Unknown", "correct_answer": "x", "is_answer_correct": "no"}',
     "medhallu": "1",
 }
-TASK_TYPE = {"medfact-bench": "MedFactTask", "med-halt": "MedHaltTask", "medhallu": "MedHalluTask"}
 NEXT = {"medfact-bench": "med-halt", "med-halt": "medhallu", "medhallu": "medfact-bench"}
 
 
 @pytest.fixture(scope="module")
-def assets(tmp_path_factory):
-    """Prompt assets for every benchmark in one MEDHAL_ASSETS_DIR: Med-HALT's pinned files
-    from shared data (when set), and a MedHallu script of the authors' shape with our own
-    text (its hash accepted through MEDHAL_ASSET_SHA256)."""
-    from medhal.assets import sha256_file
-    from medhallu.taskset import PROMPT_ASSET
-    from tests.medhallu_fixtures import INVENTED, prompt_script  # imported late: its own tests register it for assert rewriting
-
-    root = tmp_path_factory.mktemp("assets")
+def assets():
+    """Every benchmark's pinned prompt assets, offline: the real upstream files in shared data."""
     shared = os.environ.get("MEDHAL_SHARED_DATA")
-    if shared and (Path(shared) / "medhalt").is_dir():
-        (root / "medhalt").symlink_to(Path(shared) / "medhalt")
-    script = root / PROMPT_ASSET.name
-    script.parent.mkdir(parents=True)
-    script.write_text(prompt_script(INVENTED), encoding="utf-8")
+    if not shared:
+        pytest.skip("the pinned prompt files come from MEDHAL_SHARED_DATA, which is not set")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MEDHAL_ASSETS_DIR", str(root))
-        mp.setenv("MEDHAL_ASSET_SHA256", json.dumps({PROMPT_ASSET.name: sha256_file(script)}))
-        yield root
+        mp.setenv("MEDHAL_ASSETS_DIR", shared)
+        yield Path(shared)
 
 
 def medhal(*args: str) -> subprocess.CompletedProcess:
@@ -93,9 +77,11 @@ def score(env_id: str, out: Path, dataset_path: str | Path | None = None, replie
     demo.pop("dataset_path", None)
     predictions = out.parent / f"{out.name}-predictions.jsonl"
     if replies is None:
-        from medhal.cli import load_tasks
+        from verifiers.v1.loaders import taskset_class
 
-        tasks = load_tasks(env_id, {**demo, "dataset_path": str(path)})
+        from medhal.cli import taskset_config
+
+        tasks = taskset_class(env_id)(taskset_config(env_id, {**demo, "dataset_path": str(path)})).select()
         replies = {t.data.idx: REPLY[env_id] for t in tasks if t.data.idx != 1}
     predictions.write_text("".join(json.dumps({"idx": i, "reply": r}) + "\n" for i, r in replies.items()))
     args = [f"--taskset.{k.replace('_', '-')}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in demo.items()]
@@ -191,18 +177,6 @@ def test_row_from_another_benchmark(env_id, traces, tmp_path):
     lines.insert(2, foreign)
     proc, path = report(tmp_path, lines)
     assert_clean_error(proc, f"{path}:3:", "field 'task.data.benchmark'", repr(NEXT[env_id]), "another benchmark")
-    no_report(tmp_path)
-
-
-@pytest.mark.parametrize("env_id", ENVS)
-def test_unknown_task_type(env_id, traces, tmp_path):
-    lines = lines_of(traces, env_id)
-    row = json.loads(lines[1])
-    assert row["task"]["type"] == TASK_TYPE[env_id]
-    row["task"]["type"] = "SomeOtherTask"
-    lines[1] = json.dumps(row) + "\n"
-    proc, path = report(tmp_path, lines)
-    assert_clean_error(proc, f"{path}:2:", "field 'task.type' is 'SomeOtherTask'", TASK_TYPE[env_id])
     no_report(tmp_path)
 
 

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from medhal.local_model import missing_packages
-from medhal.registry import installed_environments
+from medhal.registry import installed
 from tests.conftest import run_medhal
 
 ITEMS = 2
@@ -23,7 +23,7 @@ def test_demo_with_the_local_model(offline_assets, tmp_path):
     out = tmp_path / "demo"
     proc = run_medhal("demo", "-n", str(ITEMS), "--max-tokens", "16", "-c", "2", "-o", str(out), timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    envs = installed_environments()
+    envs = installed()
     assert set(envs) == {"medfact-bench", "med-halt", "medhallu"}
     for env_id in envs:
         rows = [json.loads(l) for l in (out / env_id / "traces.jsonl").read_text().splitlines() if l.strip()]
@@ -38,4 +38,7 @@ def test_demo_with_the_local_model(offline_assets, tmp_path):
         assert all((out / env_id / plot).is_file() for plot in report["plots"])
     combined = json.loads((out / "report.json").read_text())
     assert [r["benchmark"] for r in combined] == list(envs)
-    assert "## Comparison" in (out / "report.md").read_text() and "## Comparison" in proc.stdout
+    summary = (out / "report.md").read_text()
+    assert "| benchmark | items | errors |" in summary and "| benchmark | items | errors |" in proc.stdout
+    # The terminal shows progress and a summary; eval's own logs went to files.
+    assert "eval config" not in proc.stdout and (out / "medfact-bench" / "eval.log").is_file()

@@ -7,7 +7,7 @@ import pytest
 
 from medhal.scripted_endpoint import Fault
 from tests.conftest import run_eval
-from tests.medfact_fixtures import rows
+from tests.medfact_bench.fixtures import rows
 from tests.tables import write_jsonl
 
 

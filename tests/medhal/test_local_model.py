@@ -5,6 +5,8 @@ dev install); without it these tests skip locally and fail under CI (`CI` set)."
 from __future__ import annotations
 
 import os
+import queue
+import threading
 import signal
 import subprocess
 import sys
@@ -72,6 +74,24 @@ def test_real_model_answers_a_chat_completion_and_stops(local_extra) -> None:
     assert lm.stop() == lm.process.returncode  # idempotent
 
 
+def read_until(proc: subprocess.Popen, done, timeout: float) -> list[str]:
+    """Lines of `proc.stdout` up to the first one `done` accepts. The deadline holds even
+    when the process prints nothing: lines are read in a thread, waited for with a timeout
+    (a blocking readline() in the test itself could wait forever)."""
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while not seen or not done(seen[-1]):
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"no matching line within {timeout:.0f}s:\n{''.join(seen)}"
+        try:
+            seen.append(lines.get(timeout=min(remaining, 1.0)))
+        except queue.Empty:
+            assert proc.poll() is None, f"the process exited early:\n{''.join(seen)}{proc.stderr.read()}"
+    return seen
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_serve_local_serves_until_signalled(local_extra, sig: int) -> None:
     proc = subprocess.Popen(
@@ -79,13 +99,7 @@ def test_serve_local_serves_until_signalled(local_extra, sig: int) -> None:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
     try:
-        lines = []
-        deadline = time.monotonic() + 180
-        while not any(line.startswith("model:") for line in lines):
-            line = proc.stdout.readline()
-            assert line or proc.poll() is None, f"serve-local exited early:\n{''.join(lines)}{proc.stderr.read()}"
-            lines.append(line)
-            assert time.monotonic() < deadline, "".join(lines)
+        lines = read_until(proc, lambda line: line.startswith("model:"), timeout=600)
         fields = dict(line.split(":", 1) for line in lines if line.startswith(("base URL:", "model:")))
         base_url, model = fields["base URL"].strip(), fields["model"].strip()
         assert model == MODEL_NAME

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, run_eval, run_medhal
+from tests.conftest import BIN, run_eval, run_medhal
 from medhal.harness import MAX_RETRIES
 from medhal.scripted_endpoint import Fault, ScriptedEndpoint, last_user_text
-from tests.medfact_fixtures import LABELS, rows as medfact_rows
+from tests.medfact_bench.fixtures import LABELS, rows as medfact_rows
 from tests.tables import write_jsonl
 
 ENV_ID = "medfact-bench"
@@ -49,10 +49,14 @@ ERROR_TEXT = {
     "truncated": "malformed upstream response",
     "non-utf8": "malformed upstream response",
     "drop": "Server disconnected",
-    "hang": "no reply before the rollout timeout",
+    "hang": "no reply from the endpoint within harness.request_timeout",
 }
-ROLLOUT_TIMEOUT_S = 12  # generous: a loaded CI machine must not time out a healthy request
-HANG_S = 20  # > the rollout timeout; eval waits for the hung exchange before it exits
+ROLLOUT_TIMEOUT_S = 300
+"""So generous that no healthy or retried item can reach it on a loaded machine: the hung
+requests are cut by the harness's own request timeout instead, so attempt counts do not
+depend on how fast retries happen."""
+REQUEST_TIMEOUT_S = 4
+HANG_S = 20  # > the request timeout; eval waits for the hung exchange before it exits
 
 
 def right_answer(i: int) -> str:
@@ -145,7 +149,7 @@ def mixed(tmp_path_factory):
         out = tmp / "run"
         first = run_eval(
             ENV_ID, endpoint.base_url, out, "-c", "8", "--timeout.rollout", str(ROLLOUT_TIMEOUT_S),
-            "--taskset.dataset-path", str(dataset), timeout=240,
+            "--harness.request-timeout", str(REQUEST_TIMEOUT_S), "--taskset.dataset-path", str(dataset), timeout=600,
         )
         first_attempts = collections.Counter(script.attempts)
         no_traceback(out)
@@ -184,8 +188,10 @@ def test_persistent_fault_is_an_errored_row(mixed, kind):
         assert row["errors"], f"item {i} ({kind}) has no error: {row['stop_condition']}"
         assert ERROR_TEXT[kind] in row["errors"][-1]["message"], row["errors"]
         assert not any(n.get("sampled") for n in row["nodes"]), "an errored row must carry no reply"
-        # A hung request is cut by the rollout timeout; every other fault is retried by the
-        # harness exactly as the stock program's SDK would, then given up.
+        # Every fault is retried by the harness exactly as the stock program's SDK would, then
+        # given up. A hung request is cut by the harness's request timeout; its retries go
+        # to the interception server, which still holds the hung upstream exchange, so the
+        # endpoint sees that one request only.
         expected = 1 if kind == "hang" else 1 + MAX_RETRIES
         assert mixed["first_attempts"][i] == expected
 
