@@ -9,10 +9,21 @@ export MEDHAL_SHARED_DATA ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 UV_BIN := $(shell command -v uv 2>/dev/null || { python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)" >&2; python3 -c "import uv; print(uv.find_uv_bin())"; })
 export PATH := $(dir $(UV_BIN)):$(PATH)
 
-.PHONY: test demo build release-check publish fingerprints
+.PHONY: test lint format demo build release-check publish fingerprints
 
-test:
+# Linters first: a red lint fails CI as a failing test does.
+test: lint
 	uv run --locked pytest
+
+# ruff (lint + format check, line length 110) everywhere; mypy strict on the shared library.
+lint:
+	uv run --locked ruff check .
+	uv run --locked ruff format --check .
+	uv run --locked mypy
+
+format:
+	uv run --locked ruff check --fix .
+	uv run --locked ruff format .
 
 demo:
 	uv run --locked medhal demo

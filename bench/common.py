@@ -203,7 +203,7 @@ class EndpointProcess:
 
     def __enter__(self) -> EndpointProcess:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "medhal.scripted_endpoint", "--reply", self.reply],
+            [sys.executable, "-m", "medhal.testing", "--reply", self.reply],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
         )
         line = self.proc.stdout.readline().strip()

@@ -69,7 +69,7 @@ STARTUP = "import sys, time\nt = time.perf_counter()\nimport {module}\nprint(tim
 
 def template_rows(bench, tmp: Path, env: dict[str, str]) -> list[dict]:
     """Real `eval` rows of this benchmark (a few errored), from a scripted endpoint."""
-    from medhal.scripted_endpoint import Fault, ScriptedEndpoint
+    from medhal.testing import Fault, ScriptedEndpoint
 
     replies = bench.replies()
     options = bench.write_dataset(tmp, TEMPLATE_ROLLOUTS)

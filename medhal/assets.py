@@ -18,6 +18,7 @@ import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ASSETS_DIR_ENV = "MEDHAL_ASSETS_DIR"
 CACHE_DIR_ENV = "MEDHAL_CACHE_DIR"
@@ -67,7 +68,7 @@ class Asset:
             raise AssetError(f"{SHA256_OVERRIDE_ENV} is not valid JSON ({e.msg})") from e
         if not isinstance(overrides, dict):
             raise AssetError(f"{SHA256_OVERRIDE_ENV} must be a JSON object of asset name -> sha256")
-        return overrides.get(self.name, self.sha256)
+        return str(overrides.get(self.name, self.sha256))
 
     def _offline_hint(self) -> str:
         return (
@@ -87,11 +88,10 @@ class Asset:
     def _download(self) -> bytes:
         try:
             with urllib.request.urlopen(self.url, timeout=60) as response:
-                return response.read()
+                return bytes(response.read())
         except OSError as e:
             raise AssetError(
-                f"asset {self.name!r} could not be downloaded from {self.url}: {e}; "
-                f"{self._offline_hint()}"
+                f"asset {self.name!r} could not be downloaded from {self.url}: {e}; {self._offline_hint()}"
             ) from e
 
     @property
@@ -127,7 +127,7 @@ class Asset:
     def text(self) -> str:
         return self.data.decode("utf-8")
 
-    def json(self):
+    def json(self) -> Any:
         return json.loads(self.data)
 
     def provenance(self) -> dict[str, str]:
@@ -156,8 +156,12 @@ class BundledFile:
     def text(self) -> str:
         return self.data.decode("utf-8")
 
-    def json(self):
+    def json(self) -> Any:
         return json.loads(self.data)
 
     def provenance(self) -> dict[str, str]:
-        return {"name": self.name, "written_by": "medhal (demo prompt, not the benchmark's)", "sha256": sha256_bytes(self.data)}
+        return {
+            "name": self.name,
+            "written_by": "medhal (demo prompt, not the benchmark's)",
+            "sha256": sha256_bytes(self.data),
+        }

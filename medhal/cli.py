@@ -14,7 +14,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from medhal.assets import AssetError
 from medhal.datasets import DatasetError
@@ -44,7 +44,9 @@ def parse_taskset_options(args: list[str]) -> dict[str, Any]:
     while i < len(args):
         arg = args[i]
         if not arg.startswith(TASKSET_PREFIX):
-            raise OptionError(f"unexpected argument {arg!r}; environment options look like {TASKSET_PREFIX}<option> <value>")
+            raise OptionError(
+                f"unexpected argument {arg!r}; environment options look like {TASKSET_PREFIX}<option> <value>"
+            )
         key, eq, value = arg[len(TASKSET_PREFIX) :].partition("=")
         if not eq:
             if i + 1 >= len(args):
@@ -59,7 +61,7 @@ def parse_taskset_options(args: list[str]) -> dict[str, Any]:
     return options
 
 
-def taskset_config(env_id: str, options: dict[str, Any]):
+def taskset_config(env_id: str, options: dict[str, Any]) -> Any:
     """The environment's taskset config, validated by its own pydantic model; a bad value
     is one line per option (`option subset: Input should be 'all' or ...`)."""
     from pydantic import ValidationError
@@ -92,10 +94,14 @@ def rate(text: str) -> float:
 def cmd_report(ns: argparse.Namespace) -> int:
     from medhal.markdown import to_markdown
 
-    runs, reports, outs = report_runs([Path(p) for p in ns.runs], ns.output, ns.env, plots=not ns.no_plots, merge=ns.merge)
-    for report, out in zip(reports, outs):
+    runs, reports, outs = report_runs(
+        [Path(p) for p in ns.runs], ns.output, ns.env, plots=not ns.no_plots, merge=ns.merge
+    )
+    for report, out in zip(reports, outs, strict=True):
         print(to_markdown(report, report["headline"]))
-        print(f"wrote {out}/report.json, report.md, report.html{''.join(', ' + p for p in report['plots'])}\n")
+        print(
+            f"wrote {out}/report.json, report.md, report.html{''.join(', ' + p for p in report['plots'])}\n"
+        )
     code = 0
     if len(reports) > 1:
         target = ns.output or Path("outputs") / "comparison"
@@ -128,7 +134,10 @@ def cmd_score(ns: argparse.Namespace) -> int:
     write_traces(traces, ns.output)
     missing = len(tasks) - len(replies)
     if missing:
-        print(f"{missing} of {len(tasks)} tasks had no prediction: recorded as errors (MissingPrediction)", file=sys.stderr)
+        print(
+            f"{missing} of {len(tasks)} tasks had no prediction: recorded as errors (MissingPrediction)",
+            file=sys.stderr,
+        )
     _, reports, _ = report_runs([ns.output], ns.output, ns.env_id, plots=not ns.no_plots)
     from medhal.markdown import to_markdown
 
@@ -142,24 +151,47 @@ def cmd_score(ns: argparse.Namespace) -> int:
 class OneLineParser(argparse.ArgumentParser):
     """argparse, with a usage error as one line (exit 2) instead of usage text plus error."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="medhal", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    parser = OneLineParser(
+        prog="medhal", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
+        dest="command", required=True, parser_class=OneLineParser
+    )
 
-    rep = sub.add_parser("report", help="report.json/md/html and plots for one or more runs; several are compared")
+    rep = sub.add_parser(
+        "report", help="report.json/md/html and plots for one or more runs; several are compared"
+    )
     rep.add_argument("runs", nargs="+", help="eval output directories or traces.jsonl files")
     rep.add_argument("-o", "--output", type=Path, help="output directory (default: next to each trace file)")
     rep.add_argument("--env", help="environment id (default: read from the traces)")
-    rep.add_argument("--max-error-rate", type=rate, default=0.0, help="exit 1 when a run's failed share exceeds this (0..1, default 0)")
-    rep.add_argument("--allow-incomplete", action="store_true", help="do not fail on missing or duplicated tasks or mixed provenance")
-    rep.add_argument("--strict-compare", action="store_true", help="fail when compared runs differ in code, reading, prompt, data or sampling")
+    rep.add_argument(
+        "--max-error-rate",
+        type=rate,
+        default=0.0,
+        help="exit 1 when a run's failed share exceeds this (0..1, default 0)",
+    )
+    rep.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="do not fail on missing or duplicated tasks or mixed provenance",
+    )
+    rep.add_argument(
+        "--strict-compare",
+        action="store_true",
+        help="fail when compared runs differ in code, reading, prompt, data or sampling",
+    )
     rep.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
-    rep.add_argument("--merge", action="store_true", help="report the runs as ONE run (the shards of a split run); -o sets where")
+    rep.add_argument(
+        "--merge",
+        action="store_true",
+        help="report the runs as ONE run (the shards of a split run); -o sets where",
+    )
     rep.set_defaults(handler=cmd_report)
 
     sc = sub.add_parser("score", help="score predictions made elsewhere with an environment's own scoring")
@@ -168,7 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--dataset-path", type=Path, help="local dataset file (else the pinned Hub dataset)")
     sc.add_argument("-o", "--output", type=Path, required=True)
     sc.add_argument("--model", default="offline", help="model name recorded on the traces")
-    sc.add_argument("--max-error-rate", type=rate, default=1.0, help="exit 1 when the missing/errored share exceeds this (0..1)")
+    sc.add_argument(
+        "--max-error-rate",
+        type=rate,
+        default=1.0,
+        help="exit 1 when the missing/errored share exceeds this (0..1)",
+    )
     sc.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
     sc.set_defaults(handler=cmd_score, takes_taskset_options=True)
 

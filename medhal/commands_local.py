@@ -23,10 +23,15 @@ def add_local_model_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--port", type=int, default=None, help="listen port (default: a free one)")
     g.add_argument("--n-ctx", type=int, default=None, help="context size in tokens (default 4096)")
     g.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
-    g.add_argument("--server-log", type=Path, default=None,
-                   help="write the server's output here (default: a temporary file)")
-    g.add_argument("--startup-timeout", type=float, default=120.0,
-                   help="seconds to wait for the server (default 120)")
+    g.add_argument(
+        "--server-log",
+        type=Path,
+        default=None,
+        help="write the server's output here (default: a temporary file)",
+    )
+    g.add_argument(
+        "--startup-timeout", type=float, default=120.0, help="seconds to wait for the server (default 120)"
+    )
 
 
 def local_model_from_args(ns: argparse.Namespace) -> LocalModel:

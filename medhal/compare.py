@@ -18,22 +18,37 @@ from typing import Any
 import numpy as np
 
 from medhal import metrics as m
-from medhal.report import Run, code_versions, _statistics
 from medhal.replies import CONVENTIONS
+from medhal.report import Run, _statistics, code_versions
 
-COMPARED_FIELDS = ("environment_version", "convention", "prompt", "dataset", "sampling")
+COMPARED_FIELDS = ("environment_version", "medhal_version", "convention", "prompt", "dataset", "sampling")
 """What must agree for two runs to measure the same thing."""
 
 
 def _prompt_and_data(report: Mapping[str, Any]) -> tuple[str, str]:
     data = report.get("provenance", {}).get("data")
-    records = data if isinstance(data, list) else list(data.values()) if isinstance(data, dict) and "code" not in data else [data]
+    records = (
+        data
+        if isinstance(data, list)
+        else list(data.values())
+        if isinstance(data, dict) and "code" not in data
+        else [data]
+    )
     prompts, datasets = [], []
     for record in records:
         if not isinstance(record, dict):
             continue
-        prompts.append(repr({k: record.get(k) for k in ("prompt", "prompt_assets", "prompt_version", "num_shots", "shot_seed")}))
-        datasets.append(repr({k: record.get(k) for k in ("dataset", "config", "revision", "sha256", "test_set")}))
+        prompts.append(
+            repr(
+                {
+                    k: record.get(k)
+                    for k in ("prompt", "prompt_assets", "prompt_version", "num_shots", "shot_seed")
+                }
+            )
+        )
+        datasets.append(
+            repr({k: record.get(k) for k in ("dataset", "config", "revision", "sha256", "test_set")})
+        )
     return "|".join(sorted(prompts)), "|".join(sorted(datasets))
 
 
@@ -41,8 +56,10 @@ def identity(report: Mapping[str, Any]) -> dict[str, str]:
     """The values of `COMPARED_FIELDS` for one report."""
     code = code_versions(report)
     prompt, dataset = _prompt_and_data(report)
+    medhal = str(code.get("medhal", "unknown"))
     return {
         "environment_version": str(code.get("environment_version", "unknown")),
+        "medhal_version": ".".join(medhal.split(".")[:2]),
         "convention": str(report.get("convention")),
         "prompt": prompt,
         "dataset": dataset,
@@ -64,21 +81,24 @@ def _own_columns(run: Run) -> tuple[int, int]:
 def compare_runs(runs: Sequence[Run], reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The comparison of each run with the first, per benchmark (runs of different
     benchmarks are not compared)."""
-    base_run, base = runs[0], reports[0]
+    base_run = runs[0]
     spec = base_run.spec
     statistics = _statistics(spec)
     headline = [name for name in ("accuracy", *spec.headline) if name in statistics]
     headline = list(dict.fromkeys(headline))
-    rows = []
+    rows: list[dict[str, Any]] = []
     flags = mismatches(reports)
-    for i, (run, report) in enumerate(zip(runs, reports)):
+    for i, (run, report) in enumerate(zip(runs, reports, strict=True)):
         row: dict[str, Any] = {
             "run": report["source"],
             "models": report["provenance"].get("models"),
             "n": report["n"],
             "convention": report["convention"],
+            "code": code_versions(report),
             "figures": {name: report["conventions"][report["convention"]].get(name) for name in headline},
-            "intervals": {name: report["conventions"][report["convention"]].get(f"{name}_ci") for name in headline},
+            "intervals": {
+                name: report["conventions"][report["convention"]].get(f"{name}_ci") for name in headline
+            },
             "differs_in": flags[i],
         }
         if i > 0:
@@ -97,14 +117,12 @@ def _difference(a: Run, b: Run, names: list[str], statistics: Mapping[str, m.Sta
     if a.items is None or b.items is None:
         raise ValueError("runs were read without their items; read them with keep_items=True to compare")
     start, width = _own_columns(a)
-    own = {name: (lambda s: lambda t: s(t[:, start : start + width]))(statistics[name]) for name in names}
+    own = {name: _columns_of(statistics[name], start, width) for name in names}
     try:
         pairing = m.pair_runs(a.items, b.items)
     except ValueError as e:
         table_a, table_b = _cluster_table(a), _cluster_table(b)
-        intervals = {
-            name: m.unpaired_difference_ci(table_a, table_b, stat) for name, stat in own.items()
-        }
+        intervals = {name: m.unpaired_difference_ci(table_a, table_b, stat) for name, stat in own.items()}
         return {"paired": False, "why_unpaired": str(e), "difference_ci": _lists(intervals), "mcnemar": None}
     sums_a, sums_b = pairing.cluster_sums()
     intervals = m.paired_difference_cis(sums_a, sums_b, own)
@@ -113,14 +131,23 @@ def _difference(a: Run, b: Run, names: list[str], statistics: Mapping[str, m.Sta
     return {
         "paired": True,
         "difference_ci": _lists(intervals),
-        "mcnemar": {"right_only_in_first": b_count, "right_only_in_this": c_count, "p_value": m.mcnemar_exact(b_count, c_count)},
+        "mcnemar": {
+            "right_only_in_first": b_count,
+            "right_only_in_this": c_count,
+            "p_value": m.mcnemar_exact(b_count, c_count),
+        },
     }
+
+
+def _columns_of(statistic: m.Statistic, start: int, width: int) -> m.Statistic:
+    """`statistic` applied to the columns start..start+width of wider totals."""
+    return lambda totals: statistic(totals[:, start : start + width])
 
 
 def _cluster_table(run: Run) -> np.ndarray:
     """Per-cluster sums of a run's item rows (for unpaired draws)."""
     assert run.items is not None
-    items, codes, rows = run.items._sorted()
+    _, codes, rows = run.items._sorted()
     labels = codes.copy()
     loose = labels < 0
     if loose.any():

@@ -60,18 +60,34 @@ def pinned_prompts_available(module: Any) -> bool:
         assets += [pair.prompts, pair.shots]
     try:
         for asset in assets:
-            asset.data
+            _ = asset.data  # reads and verifies (downloading into the cache when needed)
     except AssetError:
         return False
     return True
 
 
-def eval_command(env_id: str, options: dict[str, Any], base_url: str, model: str, out: Path, ns: argparse.Namespace) -> list[str]:
+def eval_command(
+    env_id: str, options: dict[str, Any], base_url: str, model: str, out: Path, ns: argparse.Namespace
+) -> list[str]:
     argv = [
-        str(Path(sys.executable).parent / "eval"), env_id, "--client.base-url", base_url, "-m", model,
-        "--no-push", "--no-rich", "-o", str(out), "-c", str(ns.concurrency),
-        "--sampling.temperature", str(DEMO_TEMPERATURE), "--sampling.max-tokens", str(ns.max_tokens),
-        "--timeout.rollout", str(ns.rollout_timeout),
+        str(Path(sys.executable).parent / "eval"),
+        env_id,
+        "--client.base-url",
+        base_url,
+        "-m",
+        model,
+        "--no-push",
+        "--no-rich",
+        "-o",
+        str(out),
+        "-c",
+        str(ns.concurrency),
+        "--sampling.temperature",
+        str(DEMO_TEMPERATURE),
+        "--sampling.max-tokens",
+        str(ns.max_tokens),
+        "--timeout.rollout",
+        str(ns.rollout_timeout),
     ]
     for key, value in options.items():
         argv += [f"--taskset.{key}", value if isinstance(value, str) else json.dumps(value)]
@@ -123,7 +139,9 @@ def _traces_file(out: Path) -> Path:
     return found[0] if found else out / "traces.jsonl"
 
 
-def _progress(env_id: str, done: int, total: int | None, seconds: float, tty: bool, final: bool = False) -> None:
+def _progress(
+    env_id: str, done: int, total: int | None, seconds: float, tty: bool, final: bool = False
+) -> None:
     width = 24
     if total:
         filled = min(width, round(width * done / total))
@@ -155,7 +173,10 @@ def cmd_demo(ns: argparse.Namespace) -> int:
             return 2
         envs = [e for e in envs if e in ns.env]
     if not envs:
-        print("medhal demo: error: no environments installed (entry-point group medhal.environments)", file=sys.stderr)
+        print(
+            "medhal demo: error: no environments installed (entry-point group medhal.environments)",
+            file=sys.stderr,
+        )
         return 2
     root: Path = ns.output
     root.mkdir(parents=True, exist_ok=True)
@@ -166,7 +187,9 @@ def cmd_demo(ns: argparse.Namespace) -> int:
         return e.code
     started = time.time()
     reports, failed, substituted = [], [], []
-    print(f"eval logs go to {root}/<environment>/eval.log; reports to {root}/<environment>/report.*", flush=True)
+    print(
+        f"eval logs go to {root}/<environment>/eval.log; reports to {root}/<environment>/report.*", flush=True
+    )
     try:
         for env_id in envs:
             options = demo_options(env_id, ns.full)
@@ -178,7 +201,12 @@ def cmd_demo(ns: argparse.Namespace) -> int:
                     flush=True,
                 )
             out = root / env_id
-            code = run_with_progress(env_id, eval_command(env_id, options, base_url, model, out, ns), out, count_tasks(env_id, options, ns.num_tasks))
+            code = run_with_progress(
+                env_id,
+                eval_command(env_id, options, base_url, model, out, ns),
+                out,
+                count_tasks(env_id, options, ns.num_tasks),
+            )
             if code != 0:
                 failed.append(env_id)
                 print(f"medhal demo: eval {env_id} exited {code}; see {out / 'eval.log'}", file=sys.stderr)
@@ -188,13 +216,19 @@ def cmd_demo(ns: argparse.Namespace) -> int:
     finally:
         endpoint.close()
     summary = summary_lines(reports, model, substituted)
-    body = "\n".join([f"# medhal demo ({model} at {base_url})", "", *summary, ""] + [to_markdown(r, r["headline"]) for r in reports])
+    body = "\n".join(
+        [f"# medhal demo ({model} at {base_url})", "", *summary, ""]
+        + [to_markdown(r, r["headline"]) for r in reports]
+    )
     from medhal.files import atomic_write_text
 
     atomic_write_text(root / "report.md", body)
     atomic_write_text(root / "report.json", json.dumps(reports, indent=1, ensure_ascii=False) + "\n")
     print("\n" + "\n".join(summary))
-    print(f"\nwrote {root / 'report.md'} ({time.time() - started:.0f}s); per benchmark: {root}/<environment>/report.html")
+    print(
+        f"\nwrote {root / 'report.md'} ({time.time() - started:.0f}s); "
+        f"per benchmark: {root}/<environment>/report.html"
+    )
     if failed:
         print(f"medhal demo: no results for {', '.join(failed)}", file=sys.stderr)
         return 1
@@ -210,7 +244,8 @@ def summary_lines(reports: list[dict[str, Any]], model: str, substituted: list[s
     for r in reports:
         ci = r["micro_accuracy_ci"]
         lines.append(
-            f"| {r['benchmark']} | {r['n']} | {r['n_errors']} | {r['micro_accuracy']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] | {r['parse_rate']:.3f} |"
+            f"| {r['benchmark']} | {r['n']} | {r['n_errors']} | {r['micro_accuracy']:.3f} "
+            f"[{ci[0]:.3f}, {ci[1]:.3f}] | {r['parse_rate']:.3f} |"
         )
     lines.append("")
     lines.append(
@@ -223,7 +258,7 @@ def summary_lines(reports: list[dict[str, Any]], model: str, substituted: list[s
     return lines
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from medhal.serve import add_backend_args
 
     demo = sub.add_parser(
@@ -232,15 +267,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    demo.add_argument("--model", help="model name: required with --base-url and --backend vllm; the embedded model's by default")
+    demo.add_argument(
+        "--model",
+        help="model name: required with --base-url and --backend vllm; the embedded model's by default",
+    )
     demo.add_argument("--base-url", help="an OpenAI-compatible endpoint to use instead of starting a server")
-    demo.add_argument("--full", action="store_true", help="the real datasets and pinned prompts instead of the bundled samples")
+    demo.add_argument(
+        "--full",
+        action="store_true",
+        help="the real datasets and pinned prompts instead of the bundled samples",
+    )
     demo.add_argument("--env", action="append", help="only this environment id (repeatable)")
     demo.add_argument("-n", "--num-tasks", type=int, help="at most this many tasks per environment")
     demo.add_argument("-o", "--output", type=Path, default=Path("outputs/demo"))
     demo.add_argument("-c", "--concurrency", type=int, default=4)
     demo.add_argument("--max-tokens", type=int, default=DEMO_MAX_TOKENS)
-    demo.add_argument("--rollout-timeout", type=float, default=600.0, help="seconds per rollout (default 600)")
-    demo.add_argument("--max-error-rate", type=float, default=0.0, help="exit 1 above this error rate (default 0)")
+    demo.add_argument(
+        "--rollout-timeout", type=float, default=600.0, help="seconds per rollout (default 600)"
+    )
+    demo.add_argument(
+        "--max-error-rate", type=float, default=0.0, help="exit 1 above this error rate (default 0)"
+    )
     add_backend_args(demo)
     demo.set_defaults(handler=cmd_demo)

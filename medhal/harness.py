@@ -32,6 +32,7 @@ import random
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import httpx
 import openai
@@ -246,7 +247,7 @@ class SingleTurnHarness(vf.Harness[SingleTurnHarnessConfig]):
         if mcp_urls:
             raise ValueError("the single-turn harness cannot serve tools (MCP servers given)")
         system, prompt = self.resolve_prompt(trace.task.data)
-        messages: list[dict] = [{"role": "system", "content": system}] if system else []
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
         if isinstance(prompt, str):
             messages.append({"role": "user", "content": prompt})
         elif prompt is not None:
@@ -255,13 +256,14 @@ class SingleTurnHarness(vf.Harness[SingleTurnHarnessConfig]):
             base_url=endpoint,
             api_key=secret,
             max_retries=0,  # retried by send_with_retries
-            timeout=httpx.Timeout(self.config.request_timeout, connect=CONNECT_TIMEOUT),
-            http_client=self._http_client(),
+            # The SDK's stubs name its vendored httpx; the objects are the same httpx types.
+            timeout=httpx.Timeout(self.config.request_timeout, connect=CONNECT_TIMEOUT),  # type: ignore[arg-type]
+            http_client=self._http_client(),  # type: ignore[arg-type]
         )
         self._upstream.install(ctx.client)
         try:
             await send_with_retries(
-                lambda: client.chat.completions.create(model=ctx.model, messages=messages),
+                lambda: client.chat.completions.create(model=ctx.model, messages=messages),  # type: ignore[arg-type]
                 self.config.max_retry_wait,
                 upstream_wait=lambda: self._upstream.pop(trace.id),
             )

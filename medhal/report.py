@@ -374,8 +374,13 @@ class Run:
         if not isinstance(readings, dict):
             readings = {}
         views = {}
-        for convention, keys in _OUTCOME_KEYS.items():
-            correct, parsed = (self._outcome(metrics, key, record) for key in keys)
+        for convention, (correct_key_, parsed_key_) in _OUTCOME_KEYS.items():
+            correct, parsed = metrics.get(correct_key_), metrics.get(parsed_key_)
+            if type(correct) is float and type(parsed) is float and math.isfinite(correct + parsed):
+                correct, parsed = correct != 0.0, parsed != 0.0  # the usual trace, checked at once
+            else:
+                correct = self._outcome(metrics, correct_key_, record)
+                parsed = self._outcome(metrics, parsed_key_, record)
             label = readings.get(convention)
             if label is not None and not isinstance(label, str):
                 raise TraceFileError(

@@ -67,13 +67,13 @@ def read_predictions(path: str | Path, known: set[int]) -> dict[int, str]:
             if not isinstance(idx, int) or isinstance(idx, bool):
                 raise PredictionError(f"{where}: field 'idx' must be an integer, got {_short(idx)}")
             if not isinstance(reply, str):
-                raise PredictionError(
-                    f"{where}: field 'reply' must be a string, got {type(reply).__name__}"
-                )
+                raise PredictionError(f"{where}: field 'reply' must be a string, got {type(reply).__name__}")
             if text_problem(reply):
                 raise PredictionError(f"{where}: field 'reply' {text_problem(reply)}")
             if idx not in known:
-                raise PredictionError(f"{where}: idx {idx} is not a task of this environment with these options")
+                raise PredictionError(
+                    f"{where}: idx {idx} is not a task of this environment with these options"
+                )
             if idx in replies:
                 raise PredictionError(f"{where}: duplicate idx {idx}")
             replies[idx] = reply
@@ -100,7 +100,9 @@ async def score_tasks(tasks: list[vf.Task], replies: dict[int, str], model: str)
     async def one(task: vf.Task) -> vf.Trace:
         reply = replies.get(task.data.idx)
         trace = _missing(task) if reply is None else await score_reply(task, reply)
-        trace.agent = vf.AgentInfo(model=model, sampling=vf.SamplingConfig(), harness=vf.HarnessConfig(id="offline"))
+        trace.agent = vf.AgentInfo(
+            model=model, sampling=vf.SamplingConfig(), harness=vf.HarnessConfig(id="offline")
+        )
         trace.verifiers = vf.VersionInfo(version=vf_version())
         trace.is_completed = True
         return trace
@@ -111,7 +113,7 @@ async def score_tasks(tasks: list[vf.Task], replies: dict[int, str], model: str)
 def vf_version() -> str:
     from verifiers import __version__
 
-    return __version__
+    return str(__version__)
 
 
 def write_traces(traces: list[vf.Trace], out_dir: Path) -> Path:

@@ -54,52 +54,87 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
     """The model-server options shared by `serve`, `reproduce` and `demo` (not --model/--base-url,
     which each command declares itself)."""
     server = parser.add_argument_group("model server")
-    server.add_argument("--backend", choices=BACKENDS, default=None,
-                        help="start this server: local = the embedded SmolLM2-135M on CPU "
-                        "(llama-cpp-python), vllm = `vllm serve --model` on the GPUs "
-                        "(vLLM installed separately)")
+    server.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=None,
+        help="start this server: local = the embedded SmolLM2-135M on CPU "
+        "(llama-cpp-python), vllm = `vllm serve --model` on the GPUs "
+        "(vLLM installed separately)",
+    )
     server.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
     server.add_argument("--port", type=int, default=None, help="listen port (default: a free one)")
-    server.add_argument("--server-log", type=Path, default=None,
-                        help="write the server's output here (default: local, a temporary file; vllm, "
-                        "vllm-server.log in the output directory, or a kept temporary file)")
-    server.add_argument("--startup-timeout", type=float, default=None,
-                        help=f"seconds to wait for the server (default {LOCAL_STARTUP_TIMEOUT:.0f} local, "
-                        "900 vllm)")
+    server.add_argument(
+        "--server-log",
+        type=Path,
+        default=None,
+        help="write the server's output here (default: local, a temporary file; vllm, "
+        "vllm-server.log in the output directory, or a kept temporary file)",
+    )
+    server.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=None,
+        help=f"seconds to wait for the server (default {LOCAL_STARTUP_TIMEOUT:.0f} local, 900 vllm)",
+    )
     local = parser.add_argument_group("--backend local (llama-cpp-python)")
     local.add_argument("--n-ctx", type=int, default=None, help="context size in tokens (default 4096)")
     local.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
     vllm = parser.add_argument_group("--backend vllm (each flag is passed to `vllm serve`)")
-    vllm.add_argument("--vllm", dest="vllm_executable", default="vllm", metavar="PATH",
-                      help="the vllm executable (default: `vllm` on PATH)")
-    vllm.add_argument("--served-model-name", default=None,
-                      help="name the server answers to (default: --model)")
-    vllm.add_argument("--max-model-len", type=int, default=None,
-                      help="context length in tokens (default: the model's own)")
-    vllm.add_argument("--gpu-memory-utilization", type=float, default=0.9,
-                      help="share of each GPU's memory vLLM may take (default 0.9)")
-    vllm.add_argument("--tensor-parallel-size", type=int, default=1,
-                      help="GPUs per model replica (default 1)")
-    vllm.add_argument("--data-parallel-size", type=int, default=1,
-                      help="model replicas behind the one endpoint (default 1)")
+    vllm.add_argument(
+        "--vllm",
+        dest="vllm_executable",
+        default="vllm",
+        metavar="PATH",
+        help="the vllm executable (default: `vllm` on PATH)",
+    )
+    vllm.add_argument(
+        "--served-model-name", default=None, help="name the server answers to (default: --model)"
+    )
+    vllm.add_argument(
+        "--max-model-len", type=int, default=None, help="context length in tokens (default: the model's own)"
+    )
+    vllm.add_argument(
+        "--gpu-memory-utilization",
+        type=float,
+        default=0.9,
+        help="share of each GPU's memory vLLM may take (default 0.9)",
+    )
+    vllm.add_argument(
+        "--tensor-parallel-size", type=int, default=1, help="GPUs per model replica (default 1)"
+    )
+    vllm.add_argument(
+        "--data-parallel-size", type=int, default=1, help="model replicas behind the one endpoint (default 1)"
+    )
     vllm.add_argument("--dtype", default="auto", help="weights/activations dtype (default auto)")
     vllm.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
-    vllm.add_argument("--generation-config", default="vllm",
-                      help="`vllm` (default): only the request's sampling fields apply; `auto`: the model's "
-                      "generation_config.json fills the fields a request leaves out")
-    vllm.add_argument("--vllm-args", default="", metavar="'ARGS'",
-                      help="more `vllm serve` flags as one shell-quoted string, e.g. "
-                      "--vllm-args='--enforce-eager --max-num-seqs 256'")
-    vllm.add_argument("--skip-gpu-check", action="store_true",
-                      help="do not check `nvidia-smi -L` first (non-NVIDIA accelerators)")
+    vllm.add_argument(
+        "--generation-config",
+        default="vllm",
+        help="`vllm` (default): only the request's sampling fields apply; `auto`: the model's "
+        "generation_config.json fills the fields a request leaves out",
+    )
+    vllm.add_argument(
+        "--vllm-args",
+        default="",
+        metavar="'ARGS'",
+        help="more `vllm serve` flags as one shell-quoted string, e.g. "
+        "--vllm-args='--enforce-eager --max-num-seqs 256'",
+    )
+    vllm.add_argument(
+        "--skip-gpu-check",
+        action="store_true",
+        help="do not check `nvidia-smi -L` first (non-NVIDIA accelerators)",
+    )
 
 
 # --- servers ---------------------------------------------------------------------------------------
 def local_server(ns: argparse.Namespace) -> LocalModel:
     from medhal.commands_local import local_model_from_args
 
-    return local_model_from_args(argparse.Namespace(
-        **{**vars(ns), "startup_timeout": ns.startup_timeout or LOCAL_STARTUP_TIMEOUT}))
+    return local_model_from_args(
+        argparse.Namespace(**{**vars(ns), "startup_timeout": ns.startup_timeout or LOCAL_STARTUP_TIMEOUT})
+    )
 
 
 def vllm_server(ns: argparse.Namespace, output_dir: Path | None = None) -> VllmServer:
@@ -147,12 +182,14 @@ def server_errors(command: str) -> Iterator[None]:
 
 def _check_model_arg(ns: argparse.Namespace, backend: str, command: str) -> None:
     if backend == "vllm" and not ns.model:
-        raise _fail(command,
-                    "--backend vllm needs --model (a Hugging Face model id or a local model directory)")
+        raise _fail(
+            command, "--backend vllm needs --model (a Hugging Face model id or a local model directory)"
+        )
 
 
-def _start(ns: argparse.Namespace, backend: str, command: str,
-           output_dir: Path | None) -> LocalModel | VllmServer:
+def _start(
+    ns: argparse.Namespace, backend: str, command: str, output_dir: Path | None
+) -> LocalModel | VllmServer:
     with server_errors(command):
         server = vllm_server(ns, output_dir) if backend == "vllm" else local_server(ns)
         server.start()
@@ -178,16 +215,18 @@ def _stop_on_sigterm() -> SignalHandler:
 
 
 @contextmanager
-def model_endpoint(ns: argparse.Namespace, command: str = "demo",
-                   output_dir: Path | None = None) -> Iterator[tuple[str, str]]:
+def model_endpoint(
+    ns: argparse.Namespace, command: str = "demo", output_dir: Path | None = None
+) -> Iterator[tuple[str, str]]:
     """(base URL, model name) for the endpoint the options ask for: `--base-url` as given, or a
     server started here (`--backend local`, the default, or `--backend vllm --model M`) and
     stopped on exit. Start failures print one line and raise EndpointFailed."""
     base_url = getattr(ns, "base_url", None)
     if base_url:
         if ns.backend is not None:
-            raise _fail(command,
-                        "give --backend (start a server) or --base-url (use a running one), not both")
+            raise _fail(
+                command, "give --backend (start a server) or --base-url (use a running one), not both"
+            )
         yield base_url, ns.model or "default"
         return
     from medhal.local_model import LocalModel
@@ -200,12 +239,17 @@ def model_endpoint(ns: argparse.Namespace, command: str = "demo",
         try:
             if not isinstance(server, LocalModel):
                 model = server.model
-                print(f"vLLM {server.version} serving {model} at {server.base_url}, ready in "
-                      f"{server.startup_seconds:.1f}s (server log: {server.log_path})", flush=True)
+                print(
+                    f"vLLM {server.version} serving {model} at {server.base_url}, ready in "
+                    f"{server.startup_seconds:.1f}s (server log: {server.log_path})",
+                    flush=True,
+                )
             else:
                 model = ns.model or server.model
-                print(f"local model {server.model} ready at {server.base_url} "
-                      f"in {server.startup_seconds:.1f}s", flush=True)
+                print(
+                    f"local model {server.model} ready at {server.base_url} in {server.startup_seconds:.1f}s",
+                    flush=True,
+                )
             yield server.base_url, model
         finally:
             _stop(server)
@@ -219,8 +263,11 @@ def cmd_serve(ns: argparse.Namespace) -> int:
     command = ns.command
     backend = ns.backend or "local"
     if backend == "local" and getattr(ns, "model", None):
-        print(f"medhal {command}: error: --model is for --backend vllm; the local backend serves the "
-              "embedded SmolLM2-135M-Instruct", file=sys.stderr)
+        print(
+            f"medhal {command}: error: --model is for --backend vllm; the local backend serves the "
+            "embedded SmolLM2-135M-Instruct",
+            file=sys.stderr,
+        )
         return 2
     stop = threading.Event()
     state = {"starting": True}
@@ -247,18 +294,24 @@ def cmd_serve(ns: argparse.Namespace) -> int:
             version = getattr(server, "version", "")
             what = "llama-cpp-python (embedded model)" if backend == "local" else f"vLLM {version}"
             print(f"server:   {what}, pid {server.pid}, log {server.log_path}")
-            print(f"ready in {server.startup_seconds:.1f}s; e.g.\n"
-                  f"  eval <env-id> -m {server.model} --client.base-url {server.base_url}\n"
-                  f"  medhal reproduce <benchmark> --model {server.model} --base-url {server.base_url}\n"
-                  "Ctrl-C to stop.", flush=True)
+            print(
+                f"ready in {server.startup_seconds:.1f}s; e.g.\n"
+                f"  eval <env-id> -m {server.model} --client.base-url {server.base_url}\n"
+                f"  medhal reproduce <benchmark> --model {server.model} --base-url {server.base_url}\n"
+                "Ctrl-C to stop.",
+                flush=True,
+            )
             while not stop.wait(0.5):
                 if not server.running():
                     from medhal.vllm_server import last_lines
 
                     tail = last_lines(server.log_tail(), 3) or "(empty)"
                     status = server.process.returncode if server.process is not None else None
-                    print(f"medhal {command}: error: the server exited with status {status}; "
-                          f"last log lines: {tail} (server log: {server.log_path})", file=sys.stderr)
+                    print(
+                        f"medhal {command}: error: the server exited with status {status}; "
+                        f"last log lines: {tail} (server log: {server.log_path})",
+                        file=sys.stderr,
+                    )
                     _stop(server, keep_log=True)
                     return 2
         finally:
@@ -319,8 +372,10 @@ def check_env_args(args: list[str]) -> list[str]:
     i = 0
     while i < len(args):
         if not args[i].startswith(ENV_OPTION_PREFIX) or args[i] == ENV_OPTION_PREFIX:
-            raise ValueError(f"unexpected argument {args[i]!r}; environment options look like "
-                             f"{ENV_OPTION_PREFIX}<option> <value>")
+            raise ValueError(
+                f"unexpected argument {args[i]!r}; environment options look like "
+                f"{ENV_OPTION_PREFIX}<option> <value>"
+            )
         if "=" not in args[i]:
             if i + 1 >= len(args):
                 raise ValueError(f"option {args[i]} needs a value")
@@ -329,10 +384,21 @@ def check_env_args(args: list[str]) -> list[str]:
     return args
 
 
-def eval_command(config: Path, *, model: str, base_url: str, out: Path, ns: argparse.Namespace,
-                 env_args: list[str]) -> list[str]:
-    argv = [str(Path(sys.executable).parent / "eval"), "@", str(config), "--model", model,
-            "--client.base-url", base_url, "-o", str(out), "--no-push"]
+def eval_command(
+    config: Path, *, model: str, base_url: str, out: Path, ns: argparse.Namespace, env_args: list[str]
+) -> list[str]:
+    argv = [
+        str(Path(sys.executable).parent / "eval"),
+        "@",
+        str(config),
+        "--model",
+        model,
+        "--client.base-url",
+        base_url,
+        "-o",
+        str(out),
+        "--no-push",
+    ]
     if ns.num_tasks:
         argv += ["-n", str(ns.num_tasks)]
     if ns.concurrency:
@@ -377,20 +443,26 @@ def cmd_reproduce(ns: argparse.Namespace) -> int:
         configs_dir = ns.configs or default_configs_dir()
         available = paper_settings(ns.benchmark, configs_dir)
         if not available:
-            raise ValueError(f"no paper settings for {ns.benchmark!r} in {configs_dir} "
-                             f"(files {_module_name(ns.benchmark)}*.toml with "
-                             f"[taskset] id = {ns.benchmark!r})")
+            raise ValueError(
+                f"no paper settings for {ns.benchmark!r} in {configs_dir} "
+                f"(files {_module_name(ns.benchmark)}*.toml with "
+                f"[taskset] id = {ns.benchmark!r})"
+            )
         settings = pick_settings(available, ns.setting, _module_name(ns.benchmark))
     except (ValueError, OSError) as e:
         print(f"medhal {command}: error: {e}", file=sys.stderr)
         return 2
     if not ns.base_url and ns.backend is None:
-        print(f"medhal {command}: error: give --backend vllm|local (start a server) or --base-url URL "
-              "(use a running one)", file=sys.stderr)
+        print(
+            f"medhal {command}: error: give --backend vllm|local (start a server) or --base-url URL "
+            "(use a running one)",
+            file=sys.stderr,
+        )
         return 2
     if (ns.base_url or ns.backend == "vllm") and not ns.model:
-        print(f"medhal {command}: error: --model is required with --backend vllm or --base-url",
-              file=sys.stderr)
+        print(
+            f"medhal {command}: error: --model is required with --backend vllm or --base-url", file=sys.stderr
+        )
         return 2
     run_name = f"{_slug(ns.benchmark)}--{_slug(ns.model or 'local')}"
     out_root: Path = ns.output or Path("outputs") / "reproduce" / run_name
@@ -408,16 +480,20 @@ def cmd_reproduce(ns: argparse.Namespace) -> int:
                     done.append(out)
                 else:
                     failed.append(setting)
-                    print(f"medhal {command}: eval of {setting} exited {code} (its output is above)",
-                          file=sys.stderr)
+                    print(
+                        f"medhal {command}: eval of {setting} exited {code} (its output is above)",
+                        file=sys.stderr,
+                    )
     except EndpointFailed as e:
         return e.code
     except KeyboardInterrupt:
         print(f"medhal {command}: interrupted; the server is stopped", file=sys.stderr)
         return 130
     code = report_settings(done, out_root, ns.max_error_rate) if done else 1
-    print(f"\nmedhal {command}: {len(done)} of {len(settings)} settings ran; "
-          f"runs and reports under {out_root}", flush=True)
+    print(
+        f"\nmedhal {command}: {len(done)} of {len(settings)} settings ran; runs and reports under {out_root}",
+        flush=True,
+    )
     if failed:
         print(f"medhal {command}: no results for {', '.join(failed)}", file=sys.stderr)
         return 1
@@ -465,10 +541,15 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     rep.add_argument("--setting", action="append", help="only this setting (file stem; repeatable)")
     rep.add_argument("-n", "--num-tasks", type=int, help="at most this many tasks per setting (default: all)")
     rep.add_argument("-c", "--concurrency", type=int, help="rollouts in flight per eval (default: eval's)")
-    rep.add_argument("-o", "--output", type=Path,
-                     help="output root (default outputs/reproduce/<benchmark>--<model>)")
+    rep.add_argument(
+        "-o", "--output", type=Path, help="output root (default outputs/reproduce/<benchmark>--<model>)"
+    )
     rep.add_argument("--configs", type=Path, help="settings folder (default: the repository's configs/eval)")
-    rep.add_argument("--max-error-rate", type=float, default=0.0,
-                     help="exit 1 when a run's error rate exceeds this (default 0)")
+    rep.add_argument(
+        "--max-error-rate",
+        type=float,
+        default=0.0,
+        help="exit 1 when a run's error rate exceeds this (default 0)",
+    )
     add_backend_args(rep)
     rep.set_defaults(handler=cmd_reproduce, takes_taskset_options=True)

@@ -37,10 +37,10 @@ class BenchmarkData(vf.TaskData):
     """The dataset's own identifier for the row this item comes from."""
     parser: Convention = "medhal"
     """The reading convention that decides `correct` and the reward (all three are recorded)."""
-    provenance: dict[str, Any] = {}
+    provenance: dict[str, Any] = Field(default_factory=dict)
     """Dataset id and revision or file sha256, asset hashes, prompt version, shots, seeds,
     options and package versions: identical on every task of one run."""
-    selection: dict[str, Any] = {}
+    selection: dict[str, Any] = Field(default_factory=dict)
     """How the run selected its tasks: `n_expected` (tasks in the run), `num_tasks` and
     `shuffle` as given to `select`, and `idx_sha256` of the selected idx list."""
 
@@ -71,7 +71,9 @@ class ShardedConfig(vf.TasksetConfig):
         if self.shard is not None:
             i, k = map(int, self.shard.split("/"))
             if i >= k:
-                raise ValueError(f"shard {self.shard!r}: the index must be below the count (0/{k} .. {k - 1}/{k})")
+                raise ValueError(
+                    f"shard {self.shard!r}: the index must be below the count (0/{k} .. {k - 1}/{k})"
+                )
         return self
 
 
@@ -81,8 +83,8 @@ class RecordsSelection:
     `vf.Taskset[...]` base, which verifiers reads the task and config types from:
     `class MyTaskset(RecordsSelection, vf.Taskset[MyTask, MyConfig])`."""
 
-    def select(self, num_tasks: int | None = None, shuffle: bool = False) -> list:
-        tasks = super().select(num_tasks, shuffle)  # type: ignore[misc]
+    def select(self, num_tasks: int | None = None, shuffle: bool = False) -> list[Any]:
+        tasks: list[Any] = super().select(num_tasks, shuffle)  # type: ignore[misc]
         record = selection_record([t.data.idx for t in tasks], num_tasks, shuffle)
         shard = getattr(self.config, "shard", None)  # type: ignore[attr-defined]
         if shard:
@@ -150,7 +152,11 @@ async def validate_task(task: vf.Task, gold: str | None, wrong: str, best: float
     row's source id, when the task cannot be answered (`gold` is None: no gold reply can
     be written) or `check_replies` finds a problem."""
     data = task.data
-    problems = ["no gold reply can be written for it"] if gold is None else await check_replies(task, gold, wrong, best, worst)
+    problems = (
+        ["no gold reply can be written for it"]
+        if gold is None
+        else await check_replies(task, gold, wrong, best, worst)
+    )
     for problem in problems:
         logger.warning("%s %s (idx %s) is invalid: %s", data.benchmark, data.source_id, data.idx, problem)
     return not problems

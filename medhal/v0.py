@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import verifiers as vf0
 import verifiers.v1 as vf
+
 from medhal.task import prompt_messages, reply_trace, score_reply
 
 logger = logging.getLogger(__name__)
@@ -30,7 +31,11 @@ TRACE_KEY = "medhal_trace"
 def _completion_text(completion: Any) -> str:
     if isinstance(completion, str):
         return completion
-    texts = [m.get("content") or "" for m in completion or [] if isinstance(m, dict) and m.get("role") == "assistant"]
+    texts = [
+        m.get("content") or ""
+        for m in completion or []
+        if isinstance(m, dict) and m.get("role") == "assistant"
+    ]
     return texts[-1] if texts else ""
 
 
@@ -57,8 +62,8 @@ def _scored_in_thread(coroutine: Coroutine[Any, Any, vf.Trace]) -> vf.Trace:
 def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any) -> vf0.SingleTurnEnv:
     """A v0 SingleTurnEnv over `taskset_cls`'s tasks. Taskset options are taken from
     `kwargs`; anything else (`max_turns`, ... passed by v0 tooling) is ignored with a log."""
-    from verifiers.v1.utils.generic import generic_type
     from datasets import Dataset
+    from verifiers.v1.utils.generic import generic_type
 
     config_cls = generic_type(taskset_cls, vf.TasksetConfig, origin=vf.Taskset) or vf.TasksetConfig
     options = {k: v for k, v in kwargs.items() if k in config_cls.model_fields}
@@ -81,7 +86,7 @@ def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any
         for t in tasks
     ]
 
-    async def scored(completion: Any, info: dict, state: dict) -> vf.Trace:
+    async def scored(completion: Any, info: dict[str, Any], state: dict[str, Any]) -> vf.Trace:
         trace = state.get(TRACE_KEY)
         if trace is None:
             task = task_cls(data_cls.model_validate(info["task_data"]), config.task)
@@ -91,10 +96,10 @@ def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any
             info["scored"] = dict(trace.info)
         return trace
 
-    def signal(name: str, kind: str):
-        async def value(completion: Any, info: dict, state: dict) -> float:
+    def signal(name: str, kind: str) -> Callable[..., Awaitable[float]]:
+        async def value(completion: Any, info: dict[str, Any], state: dict[str, Any]) -> float:
             trace = await scored(completion, info, state)
-            return (trace.rewards if kind == "reward" else trace.metrics)[name]
+            return float((trace.rewards if kind == "reward" else trace.metrics).get(name, 0.0))
 
         value.__name__ = name
         return value

@@ -97,7 +97,8 @@ def find_executable(executable: str = "vllm", env: Mapping[str, str] | None = No
         if os.path.isfile(executable) and os.access(executable, os.X_OK):
             return executable
         raise VllmNotInstalled(
-            f"vLLM executable {executable} does not exist or is not executable; {INSTALL_HINT}")
+            f"vLLM executable {executable} does not exist or is not executable; {INSTALL_HINT}"
+        )
     found = shutil.which(executable, path=env.get("PATH", os.defpath))
     if found is None:
         raise VllmNotInstalled(f"vLLM is not installed (no `{executable}` on PATH); {INSTALL_HINT}")
@@ -118,13 +119,19 @@ def installed_version(executable: str, env: Mapping[str, str] | None = None) -> 
     """`vllm --version`, checked against MIN_VERSION; the version text."""
     try:
         proc = subprocess.run(
-            [executable, "--version"], check=False, capture_output=True, text=True, errors="replace",
-            timeout=VERSION_TIMEOUT, env=dict(os.environ if env is None else env),
+            [executable, "--version"],
+            check=False,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=VERSION_TIMEOUT,
+            env=dict(os.environ if env is None else env),
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired as e:
         raise VllmNotInstalled(
-            f"`{executable} --version` did not answer within {VERSION_TIMEOUT:.0f}s") from e
+            f"`{executable} --version` did not answer within {VERSION_TIMEOUT:.0f}s"
+        ) from e
     except OSError as e:
         raise VllmNotInstalled(f"cannot run {executable}: {e}; {INSTALL_HINT}") from e
     version = parse_version(proc.stdout)
@@ -158,8 +165,16 @@ def visible_gpus(env: Mapping[str, str] | None = None) -> int:
             "for other accelerators pass --skip-gpu-check"
         )
     try:
-        proc = subprocess.run([smi, "-L"], check=False, capture_output=True, text=True, errors="replace",
-                              timeout=60, env=dict(env), stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [smi, "-L"],
+            check=False,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=60,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+        )
     except (subprocess.TimeoutExpired, OSError) as e:
         raise NoGpuVisible(f"no GPU visible: `nvidia-smi -L` failed ({e}); {advice}") from e
     count = sum(1 for line in proc.stdout.splitlines() if line.startswith("GPU "))
@@ -191,10 +206,18 @@ _MODEL_MISSING = (
 )
 _MODEL_GATED = ("gatedrepoerror", "gated repo")
 _PORT_IN_USE = ("address already in use", "[errno 98]")
-_NO_GPU = ("failed to infer device type", "no cuda gpus are available", "found no nvidia driver",
-           "cuda driver initialization failed")
-_OUT_OF_MEMORY = ("cuda out of memory", "outofmemoryerror", "no available memory for the cache blocks",
-                  "larger than the available kv cache memory")
+_NO_GPU = (
+    "failed to infer device type",
+    "no cuda gpus are available",
+    "found no nvidia driver",
+    "cuda driver initialization failed",
+)
+_OUT_OF_MEMORY = (
+    "cuda out of memory",
+    "outofmemoryerror",
+    "no available memory for the cache blocks",
+    "larger than the available kv cache memory",
+)
 
 
 def last_lines(text: str, n: int, width: int = 240) -> str:
@@ -220,8 +243,10 @@ def explain_exit(
             f"the weights in the Hugging Face cache) {where}"
         )
     if any(n in low for n in _PORT_IN_USE):
-        return PortTaken(f"port {port} on {host} is taken (address already in use); choose another --port, "
-                         f"or leave --port out for a free one {where}")
+        return PortTaken(
+            f"port {port} on {host} is taken (address already in use); choose another --port, "
+            f"or leave --port out for a free one {where}"
+        )
     if any(n in low for n in _NO_GPU):
         return NoGpuVisible(f"vLLM found no usable GPU: {last_lines(log_text, 1)} {where}")
     hint = ""
@@ -253,7 +278,7 @@ def live_group_members(pgid: int) -> list[int]:
         except OSError:
             continue
         # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after the last ')'.
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
             members.append(int(entry.name))
     return members
@@ -353,16 +378,27 @@ class VllmServer:
         fields, so the sampling is exactly what the run's config asks for, as with vLLM's
         offline `SamplingParams` that the papers' scripts used."""
         argv = [
-            executable or self.executable, "serve", self.model_path,
-            "--served-model-name", self.model,
-            "--host", self.host,
-            "--port", str(self.port),
-            "--gpu-memory-utilization", str(self.gpu_memory_utilization),
-            "--tensor-parallel-size", str(self.tensor_parallel_size),
-            "--data-parallel-size", str(self.data_parallel_size),
-            "--dtype", self.dtype,
-            "--seed", str(self.seed),
-            "--generation-config", self.generation_config,
+            executable or self.executable,
+            "serve",
+            self.model_path,
+            "--served-model-name",
+            self.model,
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--gpu-memory-utilization",
+            str(self.gpu_memory_utilization),
+            "--tensor-parallel-size",
+            str(self.tensor_parallel_size),
+            "--data-parallel-size",
+            str(self.data_parallel_size),
+            "--dtype",
+            self.dtype,
+            "--seed",
+            str(self.seed),
+            "--generation-config",
+            self.generation_config,
         ]
         if self.max_model_len is not None:
             argv += ["--max-model-len", str(self.max_model_len)]
@@ -386,8 +422,10 @@ class VllmServer:
             if self.port is None:
                 self.port = free_port(self.host)
             elif not port_free(self.host, self.port):
-                raise PortTaken(f"port {self.port} on {self.host} is taken; choose another --port, "
-                                "or leave --port out for a free one")
+                raise PortTaken(
+                    f"port {self.port} on {self.host} is taken; choose another --port, "
+                    "or leave --port out for a free one"
+                )
             if self.log_path is None:
                 if self.output_dir is not None:
                     self.output_dir.mkdir(parents=True, exist_ok=True)
@@ -406,7 +444,11 @@ class VllmServer:
             t0 = time.monotonic()
             try:
                 self.process = subprocess.Popen(
-                    argv, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=subprocess.STDOUT, env=env,
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=self._log_file,
+                    stderr=subprocess.STDOUT,
+                    env=env,
                     start_new_session=True,  # own process group: stop() takes the engine processes too
                 )
             except OSError as e:
@@ -454,8 +496,14 @@ class VllmServer:
         assert self.process is not None
         code = self.process.poll()
         if code is not None:
-            raise explain_exit(self.log_text(), code, model=self.model_path, host=self.host, port=self.port,
-                               log=self.log_path)
+            raise explain_exit(
+                self.log_text(),
+                code,
+                model=self.model_path,
+                host=self.host,
+                port=self.port,
+                log=self.log_path,
+            )
 
     def log_text(self) -> str:
         """The end of the server log (the last LOG_SCAN_BYTES)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from medhal.scripted_endpoint import ScriptedEndpoint
+from medhal.testing import ScriptedEndpoint
 
 SHARED_ENV = "MEDHAL_SHARED_DATA"
 BIN = Path(sys.executable).parent

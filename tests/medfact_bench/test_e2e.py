@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from medhal.scripted_endpoint import Fault
+from medhal.testing import Fault
 from tests.conftest import run_eval, run_medhal
 from tests.medfact_bench.fixtures import medhal_in_process, rows, write_predictions
 from tests.tables import write_jsonl, write_parquet

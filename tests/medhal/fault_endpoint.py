@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from medhal.scripted_endpoint import ScriptedEndpoint, completion
+from medhal.testing import ScriptedEndpoint, completion
 
 
 @dataclass(frozen=True)

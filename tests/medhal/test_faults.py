@@ -29,7 +29,7 @@ import pytest
 
 from tests.conftest import BIN, run_eval, run_medhal
 from medhal.harness import MAX_RETRIES
-from medhal.scripted_endpoint import Fault, ScriptedEndpoint, last_user_text
+from medhal.testing import Fault, ScriptedEndpoint, last_user_text
 from tests.medfact_bench.fixtures import LABELS, rows as medfact_rows
 from tests.tables import write_jsonl
 

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from medhal.scripted_endpoint import Fault
+from medhal.testing import Fault
 from tests.conftest import run_eval
 from tests.medfact_bench.fixtures import rows
 from tests.tables import write_jsonl

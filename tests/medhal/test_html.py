@@ -429,11 +429,11 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
     assert all("own" in tr.all("td")[1].classes() for tr in table.one("tbody").all("tr"))
 
     header, rows, _ = a_table(root, "group:part")
-    assert header == ["part", "n", "accuracy (95% CI)", "parse_rate", "error_rate", "yes_rate"]
-    # a: items 0, 1, 2: right 2, read 3, yes 1 (item 0); b: items 3, 4: right 1, read 1, yes 0
+    assert header == ["part", "n", "accuracy (95% CI)", "n_errors", "parse_rate", "error_rate", "yes_rate"]
+    # a: items 0, 1, 2: right 2, read 3, yes 1 (item 0); b: items 3, 4: right 1, read 1, yes 0; no errors
     assert [[r[0], r[1], first_number(r[2]), *r[3:]] for r in rows] == [
-        ["a", "3", "0.667", "1.000", "0.000", "0.333"],
-        ["b", "2", "0.500", "0.500", "0.000", "0.000"],
+        ["a", "3", "0.667", "0", "1.000", "0.000", "0.333"],
+        ["b", "2", "0.500", "0", "0.500", "0.000", "0.000"],
     ]
     header, rows, _ = a_table(root, "group:topic")
     # BOLD: items 0, 3, both right; plain: items 1, 2, 4, one right. The value is text.

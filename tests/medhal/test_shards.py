@@ -21,7 +21,7 @@ def report(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory):
-    from medhal.scripted_endpoint import ScriptedEndpoint, constant
+    from medhal.testing import ScriptedEndpoint, constant
 
     root = tmp_path_factory.mktemp("shards")
     with ScriptedEndpoint(constant("<think>x</think><score>2</score>")) as endpoint:

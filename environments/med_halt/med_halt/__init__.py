@@ -7,14 +7,14 @@ never imports verifiers.
 from medhal.lazy import lazy_exports
 
 __all__ = [
+    "DEMO_OPTIONS",
+    "REPORT",
+    "MedHaltConfig",
+    "MedHaltData",
+    "MedHaltTask",
+    "MedHaltTaskConfig",
     "MedHaltTaskset",
     "SingleTurnHarness",
-    "MedHaltTask",
-    "MedHaltData",
-    "MedHaltConfig",
-    "MedHaltTaskConfig",
-    "REPORT",
-    "DEMO_OPTIONS",
     "load_environment",
 ]
 
@@ -35,8 +35,7 @@ __getattr__ = lazy_exports(
 
 def load_environment(**kwargs):
     """The classic v0 environment (for `vf-eval` and the Hub's scan), sharing prompts and scoring."""
-    from medhal.v0 import legacy_environment
-
     from med_halt.taskset import MedHaltTaskset
+    from medhal.v0 import legacy_environment
 
     return legacy_environment(MedHaltTaskset, "med-halt", **kwargs)

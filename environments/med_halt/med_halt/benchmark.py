@@ -20,7 +20,6 @@ from medhal.assets import Asset, BundledFile
 from medhal.datasets import HubDataset
 from medhal.published import load as load_published
 
-
 ENV_ID = "med-halt"
 DATASET = HubDataset(id="openlifescienceai/Med-HALT", revision="d1e8d04295742df7abc485062344fe328e141395")
 """One configuration per test set, each with one split (`train`) holding the whole set;
@@ -55,8 +54,14 @@ class SetSpec:
 # The authors' scorer reads the FCT answer from any of these keys (misspellings included,
 # because models copy them from the shots), in this order.
 FCT_ANSWER_KEYS = (
-    "correct_answer", "answer", "correct answer", "corrent_answer",
-    "Correct Answer", "Answer", "Correct_answer", "Correct answer",
+    "correct_answer",
+    "answer",
+    "correct answer",
+    "corrent_answer",
+    "Correct Answer",
+    "Answer",
+    "Correct_answer",
+    "Correct answer",
 )
 
 FCT = SetSpec("reasoning_FCT", REASONING, "reasoning_FCT", 18_866, FCT_ANSWER_KEYS)
@@ -140,7 +145,9 @@ PROMPT_FILES: dict[str, PromptFiles] = {
 DEMO_DIR = Path(__file__).parent / "demo"
 DEMO_PROMPT_FILES: dict[str, PromptFiles] = {
     name: PromptFiles(
-        BundledFile(DEMO_DIR / "prompts" / name / "prompts.json", f"med_halt/demo/prompts/{name}/prompts.json"),
+        BundledFile(
+            DEMO_DIR / "prompts" / name / "prompts.json", f"med_halt/demo/prompts/{name}/prompts.json"
+        ),
         BundledFile(DEMO_DIR / "prompts" / name / "shots.json", f"med_halt/demo/prompts/{name}/shots.json"),
     )
     for name in SETS

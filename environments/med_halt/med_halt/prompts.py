@@ -8,7 +8,7 @@ at run time. A prompt is laid out as the authors' code lays it out:
     <instruction>\\n<output format>\\n
     Examples: \\n                                   (only with shots)
     Input : <shot input>\\nOutput: <shot output>Stop Here\\n\\n   (per shot)
-    Input: <item>\\nOutput: 
+    Input: <item>\\nOutput:
 
 with dicts rendered by Python's `str`, exactly as upstream. Shots mix default and
 task-specific examples as the authors do (1 = 1 default; 2 = 1+1; 3 = 2+1; 4 = 2+2;
@@ -24,9 +24,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from medhal.assets import Asset, AssetError, BundledFile
-
 from med_halt.benchmark import PromptFiles
+from medhal.assets import Asset, AssetError, BundledFile
 
 PROMPT_VERSIONS = ("v0", "v1", "v2")
 SHOT_MIX: dict[int, tuple[int, int]] = {0: (0, 0), 1: (1, 0), 2: (1, 1), 3: (2, 1), 4: (2, 2), 5: (3, 2)}
@@ -63,7 +62,9 @@ def read_version(asset: Asset | BundledFile, version: str) -> tuple[str, str]:
         if isinstance(entry, dict) and entry.get("id") == version:
             instruction, output_format = entry.get("prompt"), entry.get("output_format")
             if not isinstance(instruction, str) or not isinstance(output_format, str):
-                raise AssetError(f"asset {asset.name!r}: version {version!r} lacks 'prompt' or 'output_format' text")
+                raise AssetError(
+                    f"asset {asset.name!r}: version {version!r} lacks 'prompt' or 'output_format' text"
+                )
             return instruction, output_format
     raise AssetError(f"asset {asset.name!r} has no prompt version {version!r}")
 
@@ -80,7 +81,9 @@ def read_shots(asset: Asset | BundledFile) -> list[dict[str, Any]]:
     return shots
 
 
-def draw_shots(shots: list[dict[str, Any]], num_shots: int, seed: int, set_name: str, where: str) -> tuple[int, ...]:
+def draw_shots(
+    shots: list[dict[str, Any]], num_shots: int, seed: int, set_name: str, where: str
+) -> tuple[int, ...]:
     """Seeded draw of shot positions: the defaults first, then the task-specific ones."""
     n_default, n_task = SHOT_MIX[num_shots]
     default = [i for i, s in enumerate(shots) if s["prompt_type"] == DEFAULT_SHOT]

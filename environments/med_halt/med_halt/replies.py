@@ -27,7 +27,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from medhal.replies import after_leading_reasoning, after_reasoning, label_pattern, labelled, last_boxed, without_fences
+from medhal.replies import (
+    after_leading_reasoning,
+    after_reasoning,
+    label_pattern,
+    labelled,
+    last_boxed,
+    last_of,
+    without_fences,
+)
 
 JSON, PYTHON, KEY_VALUE, LABEL, REGEX = "json", "python", "key-value", "label", "authors-regex"
 
@@ -156,7 +164,8 @@ def _literal_once(span: str) -> tuple[dict | None, str | None]:
 
 
 _KEY = re.compile(
-    r"""(?:^|(?<=[{,\n]))[ \t]*(?:(?P<q>["'])(?P<qkey>[^"'\n{}]{1,60}?)(?P=q)|(?P<bkey>[A-Za-z_][\w ]{0,40}?))[ \t]*:""",
+    r"""(?:^|(?<=[{,\n]))[ \t]*"""
+    r"""(?:(?P<q>["'])(?P<qkey>[^"'\n{}]{1,60}?)(?P=q)|(?P<bkey>[A-Za-z_][\w ]{0,40}?))[ \t]*:""",
     re.MULTILINE,
 )
 _CURLY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
@@ -245,7 +254,9 @@ def read_medhal(reply: str | None, keys: tuple[str, ...]) -> Reading:
     tolerant = _keyed(text, keys, lambda span: (key_values(span), KEY_VALUE), json_aware_first=False)
     if tolerant is not None:
         return tolerant
-    first = next((Reading(f, None, None, m) for f, m in map(_literal, brace_spans(text)) if f is not None), None)
+    first = next(
+        (Reading(f, None, None, m) for f, m in map(_literal, brace_spans(text)) if f is not None), None
+    )
     if first is not None:
         return first  # a dict without the answer key: a format error, with its fields
     fields = key_values(text)
@@ -253,9 +264,7 @@ def read_medhal(reply: str | None, keys: tuple[str, ...]) -> Reading:
         return _answer(fields, keys, KEY_VALUE) or Reading(fields, None, None, KEY_VALUE)
     value = last_boxed(text)
     if value is None:
-        last = None
-        for last in labelled(text, _ANSWER_LABEL):
-            pass
+        last = last_of(labelled(text, _ANSWER_LABEL))
         value = last[1] if last is not None else None
     if value is None and "\n" not in text.strip():
         line = _ANY_LABEL_LINE.fullmatch(text.strip())
@@ -381,4 +390,3 @@ CONVENTIONS = tuple(READERS)
 
 def read_all(reply: str | None, keys: tuple[str, ...]) -> dict[str, Reading]:
     return {name: reader(reply, keys) for name, reader in READERS.items()}
-

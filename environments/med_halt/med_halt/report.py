@@ -18,18 +18,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
-
 from med_halt.benchmark import ENV_ID, FAKE, FCT, FULL_SIZE, PUBLISHED, SETS
 from med_halt.scoring import VERDICT_CORRECT, outcome_key
+from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
 
 RIGHT, WRONG = 1.0, -0.25
 CODE_DIVISOR = 100
 
 COLUMNS = Columns(
     *BASE_COLUMNS,
-    "format_error", "fct", "verdict_correct", "fake", "fake_decline", "fake_keywords",
-    "ir", "ir_exact", "ir_normalized",
+    "format_error",
+    "fct",
+    "verdict_correct",
+    "fake",
+    "fake_decline",
+    "fake_keywords",
+    "ir",
+    "ir_exact",
+    "ir_normalized",
 )
 
 
@@ -37,15 +43,24 @@ def item_columns(item: ItemView) -> Sequence[float]:
     test_set = item.data["test_set"]
     fct, fake = test_set == FCT.config, test_set == FAKE.config
     ir = SETS[test_set].family == "memory"
+
     def get(outcome: str) -> float:
         return item.metrics.get(outcome_key(outcome, item.convention), 0.0)
 
     return (
-        1.0, float(item.correct), float(item.parsed), float(item.errored),
+        1.0,
+        float(item.correct),
+        float(item.parsed),
+        float(item.errored),
         float(not item.parsed and not item.errored),
-        float(fct), get(VERDICT_CORRECT) if fct else 0.0,
-        float(fake), get("fake_decline"), get("fake_keywords"),
-        float(ir), get("ir_exact"), get("ir_normalized"),
+        float(fct),
+        get(VERDICT_CORRECT) if fct else 0.0,
+        float(fake),
+        get("fake_decline"),
+        get("fake_keywords"),
+        float(ir),
+        get("ir_exact"),
+        get("ir_normalized"),
     )
 
 
@@ -91,16 +106,26 @@ REPORT = ReportSpec(
     full_size=FULL_SIZE,
     published=PUBLISHED,
     notes=(
-        "paper_score = mean over all N items of +1 (right) / -0.25 (wrong, format errors and failed "
-        "rollouts included), eq. 1 of the paper.",
-        "code_score = (right - 0.25 * wrong) / 100 over read items only, the formula of the authors' "
-        "scorer and published tables; it excludes format errors and divides by 100, not N.",
-        "macro_* = unweighted mean over the test sets present; paper-comparable only when all 59,254 "
-        "items of the seven sets are present, once each, without failed rollouts.",
-        "Intervals resample source questions: FCT and NOTA items of one exam question move together, "
-        "IR items of one PubMed paper move together.",
+        (
+            "paper_score = mean over all N items of +1 (right) / -0.25 (wrong, format errors and failed "
+            "rollouts included), eq. 1 of the paper."
+        ),
+        (
+            "code_score = (right - 0.25 * wrong) / 100 over read items only, the formula of the authors' "
+            "scorer and published tables; it excludes format errors and divides by 100, not N."
+        ),
+        (
+            "macro_* = unweighted mean over the test sets present; paper-comparable only when all 59,254 "
+            "items of the seven sets are present, once each, without failed rollouts."
+        ),
+        (
+            "Intervals resample source questions: FCT and NOTA items of one exam question move together, "
+            "IR items of one PubMed paper move together."
+        ),
         "accuracy is over all N items; code_accuracy (right / read) is the published tables' Accuracy.",
-        "The authors convention is their pipeline end to end (their regex reading, their lower-cased "
-        "comparisons, their fake-question keywords, exact IR matching), whatever the run's rule options.",
+        (
+            "The authors convention is their pipeline end to end (their regex reading, their lower-cased "
+            "comparisons, their fake-question keywords, exact IR matching), whatever the run's rule options."
+        ),
     ),
 )

@@ -34,9 +34,17 @@ import re
 import unicodedata
 from typing import Any
 
+from med_halt.benchmark import (
+    ABSTRACT2LINK,
+    FAKE,
+    FCT,
+    LINK2TITLE,
+    PMID2TITLE,
+    TITLE2LINK,
+    TITLE_SETS,
+    SetSpec,
+)
 from medhal.datasets import DatasetError
-
-from med_halt.benchmark import ABSTRACT2LINK, FAKE, FCT, LINK2TITLE, PMID2TITLE, TITLE2LINK, TITLE_SETS, SetSpec
 
 UNKNOWN = "Unknown"
 """The gold answer of an IR question about a paper that does not exist."""
@@ -116,7 +124,9 @@ def parse_options(text: str, where: str) -> dict[str, Any]:
     try:
         options = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError) as e:
-        raise DatasetError(f"{where}: field 'options' is not a Python dict literal ({type(e).__name__})") from e
+        raise DatasetError(
+            f"{where}: field 'options' is not a Python dict literal ({type(e).__name__})"
+        ) from e
     if not isinstance(options, dict) or not options:
         raise DatasetError(f"{where}: field 'options' is not a non-empty dict")
     if not all(isinstance(k, str) for k in options):
@@ -206,4 +216,3 @@ def to_item(spec: SetSpec, row: dict, where: str) -> RowItem:
     if spec.config in _IR_INPUT:
         return ir_item(spec, row, where)
     return reasoning_item(spec, row, where)
-

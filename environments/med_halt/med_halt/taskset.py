@@ -18,12 +18,6 @@ from typing import Literal
 import verifiers.v1 as vf
 from pydantic import Field, model_validator
 
-from medhal.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
-from medhal.outcomes import CORRECT
-from medhal.provenance import code_versions
-from medhal.replies import Convention
-from medhal.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
-
 from med_halt.benchmark import (
     DATASET,
     DEFAULT_NUM_SHOTS,
@@ -42,10 +36,23 @@ from med_halt.benchmark import (
 from med_halt.prompts import Preamble, build_preamble
 from med_halt.rows import to_item
 from med_halt.scoring import FAKE_RULES, IR_RULES, gold_reply, rules, score, wrong_reply
+from medhal.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
+from medhal.outcomes import CORRECT
+from medhal.provenance import code_versions
+from medhal.replies import Convention
+from medhal.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
 
 SubsetName = Literal[
-    "reasoning_FCT", "reasoning_nota", "reasoning_fake", "IR_pmid2title", "IR_pubmedlink2title",
-    "IR_title2pubmedlink", "IR_abstract2pubmedlink", "reasoning", "memory", "all",
+    "reasoning_FCT",
+    "reasoning_nota",
+    "reasoning_fake",
+    "IR_pmid2title",
+    "IR_pubmedlink2title",
+    "IR_title2pubmedlink",
+    "IR_abstract2pubmedlink",
+    "reasoning",
+    "memory",
+    "all",
 ]
 
 
@@ -98,7 +105,9 @@ class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
     async def validate(self, runtime: object = None) -> bool:
         """The answer dict a perfect model writes earns +1 and is read under every
         convention; a wrong one earns the wrong-answer reward."""
-        return await validate_task(self, gold_reply(self.data), wrong_reply(self.data), 1.0, self.config.wrong_reward)
+        return await validate_task(
+            self, gold_reply(self.data), wrong_reply(self.data), 1.0, self.config.wrong_reward
+        )
 
 
 class MedHaltConfig(ShardedConfig):
@@ -143,8 +152,12 @@ class MedHaltConfig(ShardedConfig):
 
     @model_validator(mode="after")
     def _demo_prompts_with_demo_rows_only(self) -> MedHaltConfig:
-        if self.prompts == "demo" and (self.dataset_path is None or Path(self.dataset_path).resolve() != DEMO_DIR.resolve()):
-            raise ValueError("prompts 'demo' is for the bundled demo rows only (dataset_path = the demo folder)")
+        if self.prompts == "demo" and (
+            self.dataset_path is None or Path(self.dataset_path).resolve() != DEMO_DIR.resolve()
+        ):
+            raise ValueError(
+                "prompts 'demo' is for the bundled demo rows only (dataset_path = the demo folder)"
+            )
         return self
 
     @property
@@ -183,7 +196,9 @@ def set_sources(dataset_path: str | None, sets: tuple[str, ...]) -> dict[str, Pa
                 f"{path / name}.<ext> with <ext> one of {', '.join(e.lstrip('.') for e in LOCAL_FORMATS)}"
             )
         if len(found) > 1:
-            raise DatasetError(f"dataset_path {str(path)!r}: several files for set {name!r}: {', '.join(map(str, found))}")
+            raise DatasetError(
+                f"dataset_path {str(path)!r}: several files for set {name!r}: {', '.join(map(str, found))}"
+            )
         sources[name] = found[0]
     return sources
 
@@ -206,7 +221,9 @@ class MedHaltTaskset(RecordsSelection, vf.Taskset[MedHaltTask, MedHaltConfig]):
         }
         return self._tasks(sources, preambles)
 
-    def _tasks(self, sources: dict[str, Path | None], preambles: dict[str, Preamble]) -> Iterator[MedHaltTask]:
+    def _tasks(
+        self, sources: dict[str, Path | None], preambles: dict[str, Preamble]
+    ) -> Iterator[MedHaltTask]:
         cfg = self.config
         idx = 0
         options = cfg.model_dump(mode="json", exclude={"id", "task", "shard"})

@@ -7,13 +7,13 @@ never imports verifiers.
 from medhal.lazy import lazy_exports
 
 __all__ = [
+    "DEMO_OPTIONS",
+    "REPORT",
+    "MedFactConfig",
+    "MedFactData",
+    "MedFactTask",
     "MedFactTaskset",
     "SingleTurnHarness",
-    "MedFactTask",
-    "MedFactData",
-    "MedFactConfig",
-    "REPORT",
-    "DEMO_OPTIONS",
     "load_environment",
 ]
 
@@ -33,8 +33,7 @@ __getattr__ = lazy_exports(
 
 def load_environment(**kwargs):
     """The classic v0 environment (for `vf-eval` and the Hub's scan), sharing prompts and scoring."""
-    from medhal.v0 import legacy_environment
-
     from medfact_bench.taskset import MedFactTaskset
+    from medhal.v0 import legacy_environment
 
     return legacy_environment(MedFactTaskset, "medfact-bench", **kwargs)

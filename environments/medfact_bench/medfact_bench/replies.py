@@ -18,7 +18,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from medhal.replies import after_reasoning, ascii_digits, label_pattern, labelled, last_boxed, last_line, plain
+from medhal.replies import (
+    after_reasoning,
+    ascii_digits,
+    label_pattern,
+    labelled,
+    last_boxed,
+    last_line,
+    last_of,
+    plain,
+)
 
 SCORE_TO_LABEL = {2: "SUPPORT", 1: "SUPPORT", 0: "NEI", -1: "CONTRADICT", -2: "CONTRADICT"}
 LABELS = ("SUPPORT", "NEI", "CONTRADICT")
@@ -36,6 +45,7 @@ def _on_scale(value: int | None) -> int | None:
 
 
 # ------------------------------------------------------------------------------ authors
+
 
 def _first_block(text: str, opening: str, closing: str) -> str | None:
     """The body of the first `opening…closing` pair, as the lazy regex
@@ -97,7 +107,9 @@ _NUMBER = re.compile(r"[\s*_`'\"(\[]*([+\-−]?\d+)(?:\.0+)?(?![\d_]|\.\d)")
 _AMBIGUOUS = re.compile(r"\s*(?:or|/|to|and|,|-(?=\s*\d))\s*[+\-−]?\d", re.IGNORECASE)
 _TRAILING_NUMBER = re.compile(r"\s*[+\-−]?\d+(?:\.0+)?\s*")
 _SCORE_LABEL = label_pattern(("final score", "score", "final answer", "answer", "rating", "verdict"))
-_SCORE_IS = re.compile(r"(?<![\w-])(final\s+)?(?:score|rating)\s+(?:is|would\s+be)\s*:?\s*(?=[+\-−]?\d)", re.IGNORECASE)
+_SCORE_IS = re.compile(
+    r"(?<![\w-])(final\s+)?(?:score|rating)\s+(?:is|would\s+be)\s*:?\s*(?=[+\-−]?\d)", re.IGNORECASE
+)
 _ANY_LABELLED_NUMBER = re.compile(r"[^\W\d_]\w*(?: \w+)?[ \t]*[:：]\s*(\W{0,3}[+\-−]?\d+(?:\.0+)?\W{0,3})")
 """A last line `<label in any language>: <number>` ("Puntuación: 1")."""
 
@@ -109,9 +121,7 @@ def _score_of(text: str) -> int | None:
     text = ascii_digits(text)
     match = _NUMBER.match(text)
     if match is None:
-        inner = None
-        for inner in labelled(text, _SCORE_LABEL):
-            pass
+        inner = last_of(labelled(text, _SCORE_LABEL))
         if inner is not None:
             match = _NUMBER.match(inner[1])
             text = inner[1]

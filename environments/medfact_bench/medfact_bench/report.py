@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
-
 from medfact_bench.benchmark import COMPONENTS, ENV_ID, FULL_SIZE, PUBLISHED
 from medfact_bench.replies import LABELS
+from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
 
 COLUMNS = Columns(*BASE_COLUMNS)
 
@@ -33,10 +32,14 @@ REPORT = ReportSpec(
     full_size=FULL_SIZE,
     published=PUBLISHED,
     notes=(
-        "macro_accuracy is the unweighted mean of the component accuracies (the paper's primary "
-        "metric); it is paper-comparable only when all 14,274 items are present, once each.",
-        "INVALID = no score could be read under the run's convention; ERROR = the rollout failed. "
-        "Both count as wrong. The strict convention's parse rate is the share of replies in "
-        "exactly the format the prompt asks for.",
+        (
+            "macro_accuracy is the unweighted mean of the component accuracies (the paper's primary "
+            "metric); it is paper-comparable only when all 14,274 items are present, once each."
+        ),
+        (
+            "INVALID = no score could be read under the run's convention; ERROR = the rollout failed. "
+            "Both count as wrong. The strict convention's parse rate is the share of replies in "
+            "exactly the format the prompt asks for."
+        ),
     ),
 )

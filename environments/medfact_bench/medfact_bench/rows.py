@@ -3,10 +3,9 @@ label and component. The first problem is an error naming file, row and field.""
 
 from __future__ import annotations
 
-from medhal.datasets import DatasetError, require_columns
-
 from medfact_bench.benchmark import COLUMNS, COMPONENTS
 from medfact_bench.replies import LABELS
+from medhal.datasets import DatasetError, require_columns
 
 
 def validate_rows(rows: list[dict], origin: str) -> None:
@@ -17,7 +16,9 @@ def validate_rows(rows: list[dict], origin: str) -> None:
             if not isinstance(value, str) or (column != "system_prompt" and not value.strip()):
                 raise DatasetError(f"{origin}: row {number} field {column!r} is empty or not a string")
         if row["label"] not in LABELS:
-            raise DatasetError(f"{origin}: row {number} field 'label' is {row['label']!r}, not one of {LABELS}")
+            raise DatasetError(
+                f"{origin}: row {number} field 'label' is {row['label']!r}, not one of {LABELS}"
+            )
         if row["dataset"] not in COMPONENTS:
             raise DatasetError(
                 f"{origin}: row {number} field 'dataset' is {row['dataset']!r}, not one of {list(COMPONENTS)}"

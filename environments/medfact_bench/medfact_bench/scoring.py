@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from medhal.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
-
 from medfact_bench.replies import READERS, label_of
+from medhal.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
 
 GOLD_SCORE = {"SUPPORT": 2, "NEI": 0, "CONTRADICT": -2}
 """The score a perfect model gives for each label (the strongest on its side)."""
@@ -39,7 +38,12 @@ def score(item: Gradable, reply: str | None) -> Scored:
         metrics[parsed_key(name)] = float(label is not None)
     metrics[CORRECT] = metrics[correct_key(item.parser)]
     metrics[PARSED] = metrics[parsed_key(item.parser)]
-    info = {READINGS: labels, "scores": scores, "parsed_score": scores[item.parser], "pred_label": labels[item.parser]}
+    info = {
+        READINGS: labels,
+        "scores": scores,
+        "parsed_score": scores[item.parser],
+        "pred_label": labels[item.parser],
+    }
     return Scored(metrics, info)
 
 

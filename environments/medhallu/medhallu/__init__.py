@@ -7,13 +7,13 @@ never imports verifiers.
 from medhal.lazy import lazy_exports
 
 __all__ = [
+    "DEMO_OPTIONS",
+    "REPORT",
+    "MedHalluConfig",
+    "MedHalluData",
+    "MedHalluTask",
     "MedHalluTaskset",
     "SingleTurnHarness",
-    "MedHalluTask",
-    "MedHalluData",
-    "MedHalluConfig",
-    "REPORT",
-    "DEMO_OPTIONS",
     "load_environment",
 ]
 
@@ -34,7 +34,6 @@ __getattr__ = lazy_exports(
 def load_environment(**kwargs):
     """The classic v0 environment (for `vf-eval` and the Hub's scan), sharing prompts and scoring."""
     from medhal.v0 import legacy_environment
-
     from medhallu.taskset import MedHalluTaskset
 
     return legacy_environment(MedHalluTaskset, "medhallu", **kwargs)

@@ -22,7 +22,14 @@ CONFIG_ROLE = {"pqa_labeled": "eval", "pqa_artificial": "train"}
 """pqa_labeled is the evaluation set; pqa_artificial is the training pool for RL."""
 FULL_SIZE = 2 * CONFIGS["pqa_labeled"]
 """Items in a complete evaluation run: both answers of every pqa_labeled row."""
-COLUMNS = ("Question", "Knowledge", "Ground Truth", "Difficulty Level", "Hallucinated Answer", "Category of Hallucination")
+COLUMNS = (
+    "Question",
+    "Knowledge",
+    "Ground Truth",
+    "Difficulty Level",
+    "Hallucinated Answer",
+    "Category of Hallucination",
+)
 DIFFICULTIES = ("easy", "medium", "hard")
 
 UPSTREAM_COMMIT = "3c49c8ba80e47720333e508821967167ba048d49"

@@ -85,7 +85,10 @@ def _template_of(func: ast.FunctionDef, where: str) -> Template:
         )
     value = values[0]
     if not isinstance(value, ast.JoinedStr):
-        raise AssetError(f"{where}:{value.lineno}: {func.name} assigns {TEMPLATE_VARIABLE!r} something other than an f-string")
+        raise AssetError(
+            f"{where}:{value.lineno}: {func.name} assigns {TEMPLATE_VARIABLE!r} something other "
+            "than an f-string"
+        )
     parts: list[str | Field] = []
     for piece in value.values:
         if isinstance(piece, ast.Constant) and isinstance(piece.value, str):
@@ -119,8 +122,13 @@ def extract_prompts(source: str, where: str) -> DetectionPrompts:
         and [getattr(t, "id", None) for t in node.targets] == [SYSTEM_VARIABLE]
     ]
     if len(systems) != 1 or not (isinstance(systems[0], ast.Constant) and isinstance(systems[0].value, str)):
-        raise AssetError(f"{where}: expected one module-level string constant {SYSTEM_VARIABLE!r}, found {len(systems)} assignments")
-    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in FIELDS}
+        raise AssetError(
+            f"{where}: expected one module-level string constant {SYSTEM_VARIABLE!r}, "
+            f"found {len(systems)} assignments"
+        )
+    functions = {
+        node.name: node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in FIELDS
+    }
     missing = [name for name in FIELDS if name not in functions]
     if missing:
         raise AssetError(f"{where}: function(s) {', '.join(missing)} not found at module level")
@@ -175,5 +183,7 @@ def user_message(prompts: DetectionPrompts, question: str, answer: str, knowledg
     if knowledge is None:
         user = prompts.no_knowledge.render(question=question, option1=answer)
     else:
-        user = prompts.with_knowledge.render(question=question, option1=answer, knowledge=render_knowledge(knowledge))
+        user = prompts.with_knowledge.render(
+            question=question, option1=answer, knowledge=render_knowledge(knowledge)
+        )
     return f"{prompts.system} {user}"

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 
 from medhal.replies import (
     ANSWER_LABELS,
-    ascii_digits,
     after_leading_reasoning,
     answer_text,
+    ascii_digits,
     label_pattern,
-    last_boxed,
     labelled,
+    last_boxed,
     last_line,
+    last_of,
 )
 
 FACTUAL = "factual"
@@ -100,12 +101,35 @@ _WORD = re.compile(r"[a-z]+(?:['’][a-z]+)?|-")
 _HALLUCINATION_TERM = re.compile(r"hallucinat\w*|fabricat\w*|nonfactual")
 _COPULAS = {"is", "was", "are", "be", "been", "seems", "appears", "remains", "sounds", "looks", "being"}
 _NEGATED_COPULAS = {"isn't", "wasn't", "aren't", "isnt", "wasnt", "isn’t", "wasn’t", "aren’t"}
-_SUBJECTS = {"answer", "it", "this", "that", "response", "statement", "claim", "information", "reply", "option"}
+_SUBJECTS = {
+    "answer",
+    "it",
+    "this",
+    "that",
+    "response",
+    "statement",
+    "claim",
+    "information",
+    "reply",
+    "option",
+}
 _SPEAKERS = {"i", "we", "you", "i'm", "i’m"}
 _FACTUAL_ADJECTIVES = {"factual", "accurate", "correct", "true", "supported"}
 _HALLUCINATED_ADJECTIVES = {"inaccurate", "incorrect", "false", "wrong", "untrue", "unsupported"}
 _NEGATIONS = {"no", "not", "never", "without", "nothing", "none", "neither", "nor", "cannot", "non", "free"}
-_HEDGES = {"might", "may", "could", "possibly", "perhaps", "probably", "likely", "whether", "if", "would", "unlikely"}
+_HEDGES = {
+    "might",
+    "may",
+    "could",
+    "possibly",
+    "perhaps",
+    "probably",
+    "likely",
+    "whether",
+    "if",
+    "would",
+    "unlikely",
+}
 _CONCLUSION = re.compile(
     r"\b(?:therefore|thus|hence|so|consequently|overall|in conclusion|in summary|to summari[sz]e|"
     r"final(?:ly)?|conclusion|in short|all in all)\b"
@@ -158,7 +182,10 @@ def _adjective_mention(words: list[str], i: int) -> tuple[str, bool] | None:
         return HALLUCINATED, False
     if sum(w != "-" for w in words) <= 2:
         return label, any(_negates(w) for w in words[:i])
-    copula = next((j for j in range(i - 1, max(-1, i - 4), -1) if words[j] in _COPULAS or words[j] in _NEGATED_COPULAS), None)
+    copula = next(
+        (j for j in range(i - 1, max(-1, i - 4), -1) if words[j] in _COPULAS or words[j] in _NEGATED_COPULAS),
+        None,
+    )
     if copula is None:
         return None
     subject = words[max(0, copula - 4) : copula]
@@ -202,7 +229,11 @@ def _clause_mentions(words: list[str]) -> list[_Mention]:
                 _negates(w)
                 for j, w in enumerate(window)
                 if not (w == "not" and j + 1 < len(window) and window[j + 1] in ("sure", "certain"))
-                and not (w in ("not", "don't", "dont") and j + 1 < len(window) and window[j + 1] in ("think", "believe"))
+                and not (
+                    w in ("not", "don't", "dont")
+                    and j + 1 < len(window)
+                    and window[j + 1] in ("think", "believe")
+                )
             )
             label = _flip(HALLUCINATED) if negated else HALLUCINATED
         elif word in _FACTUAL_ADJECTIVES or word in _HALLUCINATED_ADJECTIVES:
@@ -250,7 +281,7 @@ def _is_numbered_list(text: str, match: re.Match[str]) -> bool:
     return re.search(rf"(?:^|\s){following}[.)]\s+\S", text[match.end() :]) is not None
 
 
-def _leading_verdict(text: str) -> str | None | bool:
+def _leading_verdict(text: str) -> str | bool | None:
     """The verdict a reply opens with, None for an ambiguous "0 or 1", False when the
     reply does not open with a verdict digit."""
     match = _LEADING_DIGIT.match(text)
@@ -283,14 +314,10 @@ def _labelled(text: str) -> tuple[int, str | None] | None:
         if verdict is not None:
             candidates.append((start, verdict))
             break
-    is_digit = None
-    for is_digit in _IS_DIGIT.finditer(text):
-        pass
+    is_digit = last_of(_IS_DIGIT.finditer(text))
     if is_digit is not None:
         candidates.append((is_digit.start(), DIGITS[is_digit.group(1)]))
-    yes_no = None
-    for yes_no in _YES_NO_LABEL.finditer(text):
-        pass
+    yes_no = last_of(_YES_NO_LABEL.finditer(text))
     if yes_no is not None:
         about_hallucination = yes_no.group(1).lower().startswith(("hallucinat", "contain"))
         positive = yes_no.group(2).lower() in _POSITIVE

@@ -19,11 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
-
 from medhallu.benchmark import DIFFICULTIES, ENV_ID, FULL_SIZE, PUBLISHED
 from medhallu.replies import FACTUAL, HALLUCINATED, LABELS, NOT_SURE
 
-COLUMNS = Columns(*BASE_COLUMNS, "verdict", "not_sure", "invalid", "gold_pos", "gold_pos_kept", "pred_pos", "tp")
+COLUMNS = Columns(
+    *BASE_COLUMNS, "verdict", "not_sure", "invalid", "gold_pos", "gold_pos_kept", "pred_pos", "tp"
+)
 
 
 def item_columns(item: ItemView) -> Sequence[float]:
@@ -31,9 +32,17 @@ def item_columns(item: ItemView) -> Sequence[float]:
     gold_pos = item.gold == HALLUCINATED
     pred_pos = item.pred == HALLUCINATED
     return (
-        1.0, float(item.correct), float(item.parsed), float(item.errored),
-        float(verdict), float(item.pred == NOT_SURE), float(not item.parsed and not item.errored),
-        float(gold_pos), float(gold_pos and verdict), float(pred_pos), float(gold_pos and pred_pos),
+        1.0,
+        float(item.correct),
+        float(item.parsed),
+        float(item.errored),
+        float(verdict),
+        float(item.pred == NOT_SURE),
+        float(not item.parsed and not item.errored),
+        float(gold_pos),
+        float(gold_pos and verdict),
+        float(pred_pos),
+        float(gold_pos and pred_pos),
     )
 
 
@@ -53,7 +62,16 @@ REPORT = ReportSpec(
         "not_sure_rate": COLUMNS.ratio("not_sure", "n"),
         "invalid_rate": COLUMNS.ratio("invalid", "n"),
     },
-    headline=("f1_paper", "f1_strict", "precision", "recall_paper", "accuracy_paper", "response_rate", "not_sure_rate", "invalid_rate"),
+    headline=(
+        "f1_paper",
+        "f1_strict",
+        "precision",
+        "recall_paper",
+        "accuracy_paper",
+        "response_rate",
+        "not_sure_rate",
+        "invalid_rate",
+    ),
     group_fields=("difficulty", "category"),
     macro_field="difficulty",
     macro_groups=DIFFICULTIES,
@@ -64,15 +82,21 @@ REPORT = ReportSpec(
     full_size=FULL_SIZE,
     published=PUBLISHED,
     notes=(
-        "F1, precision and recall are for the 'hallucinated' class. paper = abstentions, INVALID "
-        "replies and failed rollouts dropped first (the authors drop 'not sure'; response_rate is the "
-        "share kept); strict = all items kept, a non-verdict counting as a missed detection. Precision "
-        "is the same under both (a non-verdict is never a positive prediction).",
+        (
+            "F1, precision and recall are for the 'hallucinated' class. paper = abstentions, INVALID "
+            "replies and failed rollouts dropped first (the authors drop 'not sure'; response_rate is the "
+            "share kept); strict = all items kept, a non-verdict counting as a missed detection. Precision "
+            "is the same under both (a non-verdict is never a positive prediction)."
+        ),
         "Under the authors reading (their script's rule) f1_paper is the paper's F1.",
-        "Difficulty and category describe a row's hallucinated answer; the row's factual item is "
-        "grouped under the same difficulty and category (as the authors' per-difficulty scores do).",
-        "accuracy (micro) is strict accuracy: right verdicts over all items; the macro figure averages "
-        "it over difficulties. paper_comparable: all 2,000 pqa_labeled items (pairing = both), once each.",
+        (
+            "Difficulty and category describe a row's hallucinated answer; the row's factual item is "
+            "grouped under the same difficulty and category (as the authors' per-difficulty scores do)."
+        ),
+        (
+            "accuracy (micro) is strict accuracy: right verdicts over all items; the macro figure averages "
+            "it over difficulties. paper_comparable: all 2,000 pqa_labeled items (pairing = both), once each."
+        ),
         "Intervals: 95% percentile bootstrap resampling source rows (both items of a row move together).",
     ),
 )

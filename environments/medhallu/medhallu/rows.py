@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 
 from medhal.datasets import DatasetError, require_columns
-
 from medhallu.benchmark import COLUMNS, DIFFICULTIES
 from medhallu.replies import FACTUAL, HALLUCINATED
 
@@ -23,7 +22,9 @@ def validate_rows(rows: list[dict], origin: str) -> None:
             value = row[column]
             if column == "Knowledge":
                 if not isinstance(value, list) or not value or not all(isinstance(c, str) for c in value):
-                    raise DatasetError(f"{origin}: row {number} field 'Knowledge' must be a non-empty list of strings")
+                    raise DatasetError(
+                        f"{origin}: row {number} field 'Knowledge' must be a non-empty list of strings"
+                    )
             elif not isinstance(value, str) or not value.strip():
                 raise DatasetError(f"{origin}: row {number} field {column!r} is empty or not a string")
         if row["Hallucinated Answer"].strip() == row["Ground Truth"].strip():
@@ -33,7 +34,8 @@ def validate_rows(rows: list[dict], origin: str) -> None:
             )
         if row["Difficulty Level"] not in DIFFICULTIES:
             raise DatasetError(
-                f"{origin}: row {number} field 'Difficulty Level' is {row['Difficulty Level']!r}, not one of {DIFFICULTIES}"
+                f"{origin}: row {number} field 'Difficulty Level' is {row['Difficulty Level']!r}, "
+                f"not one of {DIFFICULTIES}"
             )
 
 

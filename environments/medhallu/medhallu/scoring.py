@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from medhal.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
-
 from medhallu.replies import FACTUAL, NOT_SURE, read_all
 
 NOT_SURE_METRIC = "not_sure"

@@ -19,7 +19,6 @@ from medhal.datasets import HubDataset, load_rows, require_rows
 from medhal.provenance import code_versions
 from medhal.replies import Convention
 from medhal.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
-
 from medhallu.benchmark import (
     COLUMNS,
     CONFIG_ROLE,
@@ -119,8 +118,12 @@ class MedHalluConfig(ShardedConfig):
             )
         if self.not_sure_reward and not self.not_sure:
             raise ValueError("not_sure_reward is set but not_sure is false: no abstention can be rewarded")
-        if self.prompts == "demo" and (self.dataset_path is None or Path(self.dataset_path).resolve() != DEMO_ROWS.resolve()):
-            raise ValueError("prompts 'demo' is for the bundled demo rows only (dataset_path = the demo file)")
+        if self.prompts == "demo" and (
+            self.dataset_path is None or Path(self.dataset_path).resolve() != DEMO_ROWS.resolve()
+        ):
+            raise ValueError(
+                "prompts 'demo' is for the bundled demo rows only (dataset_path = the demo file)"
+            )
         return self
 
 
@@ -141,7 +144,9 @@ class MedHalluTaskset(RecordsSelection, vf.Taskset[MedHalluTask, MedHalluConfig]
             **loaded.provenance,
             "split": CONFIG_ROLE[cfg.config],
             "prompt": {
-                "variant": "official (not sure offered)" if cfg.not_sure else "derived: not-sure sentences removed",
+                "variant": "official (not sure offered)"
+                if cfg.not_sure
+                else "derived: not-sure sentences removed",
                 "knowledge": cfg.knowledge,
                 "layout": "one user turn: system prompt + ' ' + user template",
                 "asset": (PROMPT_ASSET if cfg.prompts == "pinned" else DEMO_PROMPT).provenance(),

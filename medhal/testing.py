@@ -1,11 +1,12 @@
-"""A scripted OpenAI-compatible chat-completions endpoint on 127.0.0.1.
+"""Test utilities: a scripted OpenAI-compatible chat-completions endpoint on 127.0.0.1.
 
-A test and benchmark fixture, not a model: it answers every request instantly with
-text chosen by a script (a function of the request), and can inject the faults real
-endpoints produce (HTTP 500/429, a hung request, a truncated body, a 1 MB reply, an
-empty reply, non-UTF-8 bytes, a dropped connection). Runs in a background thread of
-the calling process, or as its own process (`python -m medhal.scripted_endpoint`) when
-the caller's CPU time must not include it.
+Shipped in the library (not under tests/) because the benchmark scripts, the release
+check and users' own tests of their environments use it too. A fixture, not a model: it
+answers every request instantly with text chosen by a script (a function of the
+request), and can inject the faults real endpoints produce (HTTP 500/429, a hung
+request, a truncated body, a 1 MB reply, an empty reply, non-UTF-8 bytes, a dropped
+connection). Runs in a background thread of the calling process, or as its own process
+(`python -m medhal.testing --reply TEXT`) when the caller's CPU time must not include it.
 """
 
 from __future__ import annotations
@@ -51,10 +52,12 @@ def completion(text: str, model: str) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-        ],
-        "usage": {"prompt_tokens": 10, "completion_tokens": max(1, len(text) // 4), "total_tokens": 10 + max(1, len(text) // 4)},
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": 10,
+            "completion_tokens": max(1, len(text) // 4),
+            "total_tokens": 10 + max(1, len(text) // 4),
+        },
     }
 
 
@@ -86,7 +89,9 @@ class ScriptedEndpoint:
             return web.json_response(completion(reply, model))
         kind = reply.kind
         if kind in ("500", "429"):
-            return web.json_response({"error": {"message": f"injected {kind}", "type": "injected"}}, status=int(kind))
+            return web.json_response(
+                {"error": {"message": f"injected {kind}", "type": "injected"}}, status=int(kind)
+            )
         if kind == "hang":
             await asyncio.sleep(self.hang_seconds)
             return web.json_response(completion("too late", model))
@@ -98,9 +103,12 @@ class ScriptedEndpoint:
             text = json.dumps(completion("cut", model))
             return web.Response(body=text[: len(text) // 2].encode(), content_type="application/json")
         if kind == "non-utf8":
-            return web.Response(body=b'{"id": "\xff\xfe\xfa", "choices": [\xff]}', content_type="application/json")
+            return web.Response(
+                body=b'{"id": "\xff\xfe\xfa", "choices": [\xff]}', content_type="application/json"
+            )
         # drop: close the connection without an answer
-        request.transport.close()
+        if request.transport is not None:
+            request.transport.close()
         raise ConnectionResetError("dropped by script")
 
     async def _models(self, request: web.Request) -> web.Response:
@@ -114,7 +122,9 @@ class ScriptedEndpoint:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", port, backlog=1024)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]
+        server = site._server
+        assert isinstance(server, asyncio.Server)
+        self.port = int(server.sockets[0].getsockname()[1])
 
     def start(self, port: int = 0) -> ScriptedEndpoint:
         ready = threading.Event()
@@ -132,7 +142,7 @@ class ScriptedEndpoint:
         return self
 
     def stop(self) -> None:
-        if self._loop is None:
+        if self._loop is None or self._runner is None or self._thread is None:
             return
         asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -142,7 +152,7 @@ class ScriptedEndpoint:
     def __enter__(self) -> ScriptedEndpoint:
         return self.start() if self._loop is None else self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
@@ -153,7 +163,7 @@ def constant(text: str) -> Script:
 def main() -> None:
     parser = argparse.ArgumentParser(description="Serve a constant reply on an OpenAI-compatible endpoint.")
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--reply", default="<think>ok</think><score>1</score>")
+    parser.add_argument("--reply", required=True, help="the text every request is answered with")
     args = parser.parse_args()
     endpoint = ScriptedEndpoint(constant(args.reply)).start(args.port)
     print(endpoint.base_url, flush=True)
