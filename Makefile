@@ -9,7 +9,7 @@ export MEDHAL_SHARED_DATA ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 UV_BIN := $(shell command -v uv 2>/dev/null || { python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)" >&2; python3 -c "import uv; print(uv.find_uv_bin())"; })
 export PATH := $(dir $(UV_BIN)):$(PATH)
 
-.PHONY: test lint format demo build release-check publish fingerprints
+.PHONY: test lint format demo build release-check publish fingerprints mutants
 
 # Linters first: a red lint fails CI as a failing test does.
 test: lint
@@ -44,3 +44,24 @@ publish:
 # Re-record tests/scoring_fingerprints.json after a version bump (RELEASING.md).
 fingerprints:
 	uv run --locked python -m tests.test_scoring_fingerprint --update
+
+# Mutation testing of the reading, scoring and report code (slow, so not part of `make test`; the
+# score per module, its run time and every surviving mutant are in reports/test-quality.md).
+# mutmut's settings are [tool.mutmut] in pyproject.toml. It runs in $(MUTANTS_DIR), a flat copy of
+# the tree: there medhallu/, med_halt/, medfact_bench/ sit beside medhal/, so a mutated module keeps
+# its import name, and PYTHONPATH puts the mutated copies first in subprocesses too (mutants/ is made
+# first: Python ignores a PYTHONPATH folder missing at its start for good). A fresh copy
+# every run (mutmut would keep earlier verdicts). MUTANTS_CHILDREN: parallel mutants.
+MUTANTS_DIR := build/mutmut
+MUTANTS_CHILDREN ?= 2
+mutants:
+	rm -rf $(MUTANTS_DIR) && mkdir -p $(MUTANTS_DIR)/mutants
+	cp -r medhal tests environments pyproject.toml uv.lock $(MUTANTS_DIR)/
+	cp -r environments/medhallu/medhallu environments/med_halt/med_halt environments/medfact_bench/medfact_bench $(MUTANTS_DIR)/
+	cd $(MUTANTS_DIR) && PYTHONPATH=$(CURDIR)/$(MUTANTS_DIR)/mutants \
+		uv run --locked --project $(CURDIR) mutmut run --max-children $(MUTANTS_CHILDREN)
+	cd $(MUTANTS_DIR) && uv run --locked --project $(CURDIR) mutmut results --all true \
+		| awk -F': ' '{ m = $$1; sub(/^ +/, "", m); sub(/\.x[_ǁ].*/, "", m); n[m]++; c[m, $$2]++ } \
+		END { printf "%-24s %7s %7s %9s %8s\n", "module", "killed", "total", "survived", "other"; \
+		for (m in n) printf "%-24s %7d %7d %9d %8d\n", m, c[m, "killed"], n[m], c[m, "survived"], \
+		n[m] - c[m, "killed"] - c[m, "survived"] }' | sort

@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 from medhal.assets import AssetError
 from medhal.datasets import DatasetError
 from medhal.registry import UnknownEnvironment, report_spec
-from medhal.report_files import gate, report_runs, write_comparison
+from medhal.report_files import gate, rate, report_runs, write_comparison
 from medhal.traces import TraceFileError
 
 TASKSET_PREFIX = "--taskset."
@@ -76,16 +76,6 @@ def taskset_config(env_id: str, options: dict[str, Any]) -> Any:
             for err in e.errors()
         )
         raise OptionError(f"invalid options for {env_id}: {problems}") from None
-
-
-def rate(text: str) -> float:
-    """An argparse type for --max-error-rate: a number in [0, 1]."""
-    from medhal.report_files import check_rate
-
-    try:
-        return check_rate(float(text))
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 # ------------------------------------------------------------------------------ report
@@ -194,7 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rep.set_defaults(handler=cmd_report)
 
-    sc = sub.add_parser("score", help="score predictions made elsewhere with an environment's own scoring")
+    sc = sub.add_parser(
+        "score",
+        help="score predictions made elsewhere with an environment's own scoring",
+        description="Score replies produced elsewhere with the environment's own scoring. Environment "
+        "options follow as --taskset.<option> VALUE (as `eval` takes them), e.g. --taskset.subset scifact.",
+    )
     sc.add_argument("env_id")
     sc.add_argument("--predictions", type=Path, required=True, help='JSONL of {"idx": int, "reply": str}')
     sc.add_argument("--dataset-path", type=Path, help="local dataset file (else the pinned Hub dataset)")

@@ -37,16 +37,25 @@ DEMO_MAX_TOKENS = 1024
 and the answer."""
 
 
-def demo_options(env_id: str, full: bool) -> dict[str, Any]:
-    """The taskset options of a demo run: the bundled rows, and demo prompts when the
-    pinned ones cannot be read here."""
+def demo_options(env_id: str, full: bool, demo_prompts: bool = False) -> dict[str, Any]:
+    """The taskset options of a demo run: the bundled rows, and demo prompts when asked for
+    or when the pinned ones cannot be read here (environments without prompt files of
+    their own have nothing to replace)."""
     if full:
         return {}
     module = benchmark_module(env_id)
     options = dict(getattr(module, "DEMO_OPTIONS", {}))
-    if not pinned_prompts_available(module):
+    if has_pinned_prompts(module) and (demo_prompts or not pinned_prompts_available(module)):
         options["prompts"] = "demo"
     return options
+
+
+def has_pinned_prompts(module: Any) -> bool:
+    from medhal.assets import Asset
+
+    return bool(getattr(module, "PROMPT_FILES", None)) or any(
+        isinstance(v, Asset) for v in vars(module).values()
+    )
 
 
 def pinned_prompts_available(module: Any) -> bool:
@@ -192,12 +201,13 @@ def cmd_demo(ns: argparse.Namespace) -> int:
     )
     try:
         for env_id in envs:
-            options = demo_options(env_id, ns.full)
+            options = demo_options(env_id, ns.full, ns.demo_prompts)
             if options.get("prompts") == "demo":
                 substituted.append(env_id)
+                why = "as asked" if ns.demo_prompts else "the pinned prompt files cannot be fetched here"
                 print(
-                    f"{env_id}: the pinned prompt files cannot be fetched here; running the demo rows with "
-                    "prompts written by medhal (not the benchmark's; the report says so)",
+                    f"{env_id}: {why}; running the demo rows with prompts written by medhal "
+                    "(not the benchmark's; the report says so)",
                     flush=True,
                 )
             out = root / env_id
@@ -259,6 +269,7 @@ def summary_lines(reports: list[dict[str, Any]], model: str, substituted: list[s
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from medhal.report_files import rate
     from medhal.serve import add_backend_args
 
     demo = sub.add_parser(
@@ -278,6 +289,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="the real datasets and pinned prompts instead of the bundled samples",
     )
     demo.add_argument("--env", action="append", help="only this environment id (repeatable)")
+    demo.add_argument(
+        "--demo-prompts",
+        action="store_true",
+        help="prompts written by medhal instead of the benchmarks' pinned ones (no download; demo rows only)",
+    )
     demo.add_argument("-n", "--num-tasks", type=int, help="at most this many tasks per environment")
     demo.add_argument("-o", "--output", type=Path, default=Path("outputs/demo"))
     demo.add_argument("-c", "--concurrency", type=int, default=4)
@@ -286,7 +302,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--rollout-timeout", type=float, default=600.0, help="seconds per rollout (default 600)"
     )
     demo.add_argument(
-        "--max-error-rate", type=float, default=0.0, help="exit 1 above this error rate (default 0)"
+        "--max-error-rate", type=rate, default=0.0, help="exit 1 above this error rate (0..1, default 0)"
     )
     add_backend_args(demo)
     demo.set_defaults(handler=cmd_demo)

@@ -10,8 +10,6 @@ Needs the `local` extra (`medhal[local]`, part of the project's default `uv sync
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import importlib.metadata
 import importlib.util
 import os
@@ -22,12 +20,13 @@ import sys
 import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
 import httpx
+
+from medhal.server_process import ServerProcess, signal_group
 
 MODEL_NAME = "smollm2-135m-instruct"
 """The name the server answers to (`--model_alias`); pass it as `-m` / `model=`."""
@@ -173,16 +172,7 @@ def _server_env() -> dict[str, str]:
     return env
 
 
-_running: weakref.WeakSet[LocalModel] = weakref.WeakSet()
-
-
-@atexit.register
-def _stop_all() -> None:
-    for model in list(_running):
-        model.stop()
-
-
-class LocalModel:
+class LocalModel(ServerProcess):
     """A llama-cpp-python server for the embedded GGUF, as a context manager.
 
     `start()` returns once the server answers `/v1/models` and (with `warmup`) has generated a
@@ -221,20 +211,6 @@ class LocalModel:
         self._log_file: IO[bytes] | None = None
         self._temp_log = False
         self._lock = threading.Lock()
-
-    # --- addresses -------------------------------------------------------------------------
-    @property
-    def root_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def base_url(self) -> str:
-        """OpenAI-compatible base URL (ends in /v1), for `--client.base-url` / `OpenAI(base_url=)`."""
-        return f"{self.root_url}/v1"
-
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process is not None else None
 
     def command(self) -> list[str]:
         return [
@@ -282,7 +258,7 @@ class LocalModel:
                 env=_server_env(),
                 start_new_session=True,  # own process group: stop() takes it all; Ctrl-C is ours to handle
             )
-            _running.add(self)
+            self._started()
         try:
             self._wait_ready(t0 + self.startup_timeout)
         except BaseException:
@@ -345,9 +321,6 @@ class LocalModel:
         text = self.log_path.read_bytes()[-64_000:].decode("utf-8", "replace")
         return "\n".join(text.splitlines()[-lines:])
 
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
     def stop(self, timeout: float = 10.0, *, keep_log: bool = False) -> int | None:
         """Terminate the server's process group; return its exit status (None if never started).
         Idempotent. The temporary log is removed unless `keep_log` (kept after a failed start)."""
@@ -356,34 +329,19 @@ class LocalModel:
             if proc is None:
                 return None
             if proc.poll() is None:
-                self._signal_group(proc, signal.SIGTERM)
+                signal_group(proc.pid, signal.SIGTERM)  # start_new_session: the group id is its pid
                 try:
                     proc.wait(timeout)
                 except subprocess.TimeoutExpired:
-                    self._signal_group(proc, signal.SIGKILL)
+                    signal_group(proc.pid, signal.SIGKILL)
                     proc.wait(timeout)
-            _running.discard(self)
+            self._stopped()
             if self._log_file is not None:
                 self._log_file.close()
                 self._log_file = None
             if self._temp_log and not keep_log and self.log_path is not None:
                 self.log_path.unlink(missing_ok=True)
             return proc.returncode
-
-    @staticmethod
-    def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)  # start_new_session: the group id is the server's pid
-
-    def __enter__(self) -> LocalModel:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def __repr__(self) -> str:
-        state = "running" if self.running() else "stopped"
-        return f"LocalModel({self.model!r}, {self.base_url if self.port else 'no port'}, {state})"
 
 
 def llama_cpp_version() -> str | None:

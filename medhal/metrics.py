@@ -294,8 +294,11 @@ class ClusterSums:
         if n_rows > first:
             self._sums.frombytes(bytes(8 * self.width * (n_rows - first)))
         if summed.any():
-            store = np.frombuffer(self._sums, dtype=float).reshape(-1, self.width)
-            np.add.at(store, target[summed], rows[summed])
+            # Flat indices: numpy's fast path for `add.at` is one-dimensional (several times
+            # faster than row indices into a 2-D array); additions still go in arrival order.
+            store = np.frombuffer(self._sums, dtype=float)
+            flat = (target[summed][:, None] * self.width + np.arange(self.width)).ravel()
+            np.add.at(store, flat, rows[summed].ravel())
             del store  # no live view: the array must stay free to grow
 
     @property

@@ -128,6 +128,9 @@ class ReportSpec:
     """Items of the complete benchmark: a run is paper-comparable only with all of them."""
     notes: tuple[str, ...] = ()
     published: tuple[Published, ...] = ()
+    group_sizes: Mapping[str, int] = field(default_factory=dict)
+    """Items of each complete macro group (a test set, a component): a run that covers one
+    group completely is comparable with the figures published for that group."""
 
 
 # ------------------------------------------------------------------------------ reading
@@ -596,9 +599,23 @@ def build_report(run: Run) -> dict[str, Any]:
     report["errors"] = {message: count for message, count, _ in run.errors.top(50)}
     report["provenance"] = provenance_summary(run)
     report["demo_prompts"] = '"written_by"' in json.dumps(report["provenance"]["data"])
+    report["complete_groups"] = complete_groups(report, spec)
     report["published"] = published_comparison(report, spec)
     report["notes"] = list(spec.notes)
     return report
+
+
+def complete_groups(report: Mapping[str, Any], spec: ReportSpec) -> list[str]:
+    """Macro groups the run covers completely, once each, without failed rollouts (the run
+    itself whole): each is comparable with the figures published for it."""
+    if not report.get("complete") or not spec.macro_field:
+        return []
+    groups = report["groups"].get(spec.macro_field, {})
+    return [
+        name
+        for name, size in spec.group_sizes.items()
+        if name in groups and groups[name]["n"] == size and groups[name]["n_errors"] == 0
+    ]
 
 
 def run_options(report: Mapping[str, Any]) -> dict[str, Any]:
@@ -617,20 +634,25 @@ def run_options(report: Mapping[str, Any]) -> dict[str, Any]:
 
 def published_comparison(report: Mapping[str, Any], spec: ReportSpec) -> list[dict[str, Any]]:
     """Published figures of the run's setting beside the run's own value under the authors'
-    reading, with its interval and whether the published value lies inside it. Only for a
-    complete, paper-comparable run: anything else is not comparable."""
-    if not report.get("paper_comparable") or report.get("demo_prompts"):
+    reading, with its interval and whether the published value lies inside it. A figure for
+    the whole benchmark needs a paper-comparable run; a figure for one group (a test set)
+    needs that group complete (`complete_groups`): anything else is not comparable."""
+    if report.get("demo_prompts"):
         return []
     options = run_options(report)
+    complete = set(report.get("complete_groups", []))
     rows = []
     for figure in spec.published:
         if not figure.matches(options):
             continue
         if figure.group:
-            group = report["groups"].get(spec.macro_field or "", {}).get(figure.group)
-            figures = group["conventions"]["authors"] if group else {}
-        else:
+            if figure.group not in complete:
+                continue
+            figures = report["groups"][spec.macro_field or ""][figure.group]["conventions"]["authors"]
+        elif report.get("paper_comparable"):
             figures = report["conventions"]["authors"]
+        else:
+            continue
         value = figures.get(figure.statistic)
         interval = figures.get(f"{figure.statistic}_ci")
         rows.append({

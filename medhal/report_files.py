@@ -76,6 +76,16 @@ def completeness_problems(reports: Sequence[Mapping[str, Any]]) -> list[str]:
     return problems
 
 
+def rate(text: str) -> float:
+    """The argparse type of every --max-error-rate: a number in [0, 1], one-line error."""
+    import argparse
+
+    try:
+        return check_rate(float(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def check_rate(value: float) -> float:
     """`--max-error-rate`: a number in [0, 1] (NaN, infinities and negatives refused)."""
     if not isinstance(value, (int, float)) or math.isnan(value) or not 0.0 <= value <= 1.0:

@@ -504,6 +504,7 @@ def cmd_reproduce(ns: argparse.Namespace) -> int:
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `serve`, `serve-local` and `reproduce`."""
     from medhal.commands_local import add_local_model_args
+    from medhal.report_files import rate
 
     serve = sub.add_parser(
         "serve",
@@ -547,9 +548,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     rep.add_argument("--configs", type=Path, help="settings folder (default: the repository's configs/eval)")
     rep.add_argument(
         "--max-error-rate",
-        type=float,
+        type=rate,
         default=0.0,
-        help="exit 1 when a run's error rate exceeds this (default 0)",
+        help="exit 1 when a run's error rate exceeds this (0..1, default 0)",
     )
     add_backend_args(rep)
     rep.set_defaults(handler=cmd_reproduce, takes_taskset_options=True)

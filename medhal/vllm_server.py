@@ -17,8 +17,6 @@ subclasses), so the CLI can print it and exit 2 without a traceback."""
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import os
 import re
 import shlex
@@ -29,7 +27,6 @@ import subprocess
 import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
@@ -37,6 +34,7 @@ from typing import IO
 import httpx
 
 from medhal.local_model import free_port
+from medhal.server_process import ServerProcess, signal_group
 
 MIN_VERSION = (0, 10, 0)
 """Oldest vLLM whose `vllm serve` takes every flag this module passes (`--data-parallel-size`
@@ -284,21 +282,7 @@ def live_group_members(pgid: int) -> list[int]:
     return members
 
 
-def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-_running: weakref.WeakSet[VllmServer] = weakref.WeakSet()
-
-
-@atexit.register
-def _stop_all() -> None:
-    for server in list(_running):
-        server.stop()
-
-
-class VllmServer:
+class VllmServer(ServerProcess):
     """`vllm serve MODEL` on host:port, started as its own process group.
 
     `start()` checks the executable's version and the visible GPUs, starts the server with
@@ -356,21 +340,6 @@ class VllmServer:
         self.startup_seconds: float | None = None
         self._log_file: IO[bytes] | None = None
         self._lock = threading.Lock()
-
-    # --- addresses -------------------------------------------------------------------------
-    @property
-    def root_url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-    @property
-    def base_url(self) -> str:
-        """OpenAI-compatible base URL (ends in /v1), for `--client.base-url` / `OpenAI(base_url=)`."""
-        return f"{self.root_url}/v1"
-
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process is not None else None
 
     def command(self, executable: str | None = None) -> list[str]:
         """The full `vllm serve` command line. `--generation-config vllm` keeps the model's own
@@ -455,7 +424,7 @@ class VllmServer:
                 self._log_file.close()
                 self._log_file = None
                 raise VllmNotInstalled(f"cannot run {executable}: {e}; {INSTALL_HINT}") from e
-            _running.add(self)
+            self._started()
         try:
             self._wait_ready(t0 + self.startup_timeout)
         except BaseException:
@@ -519,9 +488,6 @@ class VllmServer:
         text = self.log_text()
         return "\n".join(text.splitlines()[-lines:]) if text else "(no log)"
 
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
     def stop(self, timeout: float = 15.0) -> int | None:
         """Stop the server's whole process group; return the server's exit status (None if it
         never started). Idempotent. The log file is kept."""
@@ -531,32 +497,22 @@ class VllmServer:
                 return None
             pgid = proc.pid  # start_new_session: the group id is the server's pid
             if proc.poll() is None:
-                _signal_group(pgid, signal.SIGTERM)
+                signal_group(pgid, signal.SIGTERM)
                 try:
                     proc.wait(timeout)
                 except subprocess.TimeoutExpired:
-                    _signal_group(pgid, signal.SIGKILL)
+                    signal_group(pgid, signal.SIGKILL)
                     proc.wait(timeout)
             elif live_group_members(pgid):
-                _signal_group(pgid, signal.SIGTERM)
+                signal_group(pgid, signal.SIGTERM)
             # Engine processes can outlive the API server: give them the same grace, then kill them.
             deadline = time.monotonic() + timeout
             while live_group_members(pgid) and time.monotonic() < deadline:
                 time.sleep(0.1)
             if live_group_members(pgid):
-                _signal_group(pgid, signal.SIGKILL)
-            _running.discard(self)
+                signal_group(pgid, signal.SIGKILL)
+            self._stopped()
             if self._log_file is not None:
                 self._log_file.close()
                 self._log_file = None
             return proc.returncode
-
-    def __enter__(self) -> VllmServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def __repr__(self) -> str:
-        state = "running" if self.running() else "stopped"
-        return f"VllmServer({self.model!r}, {self.base_url if self.port else 'no port'}, {state})"

@@ -45,20 +45,47 @@ def med_halt_deepseek(shared: Path, out: Path) -> None:
         if out.exists():
             shutil.rmtree(out)
         subprocess.run(
-            [str(BIN / "medhal"), "score", "med-halt", "--dataset-path", str(samples), "--predictions", str(preds),
-             "-o", str(out), "--model", "deepseek-r1-7b (fork dump)", "--taskset.subset", "all"],
+            [
+                str(BIN / "medhal"),
+                "score",
+                "med-halt",
+                "--dataset-path",
+                str(samples),
+                "--predictions",
+                str(preds),
+                "-o",
+                str(out),
+                "--model",
+                "deepseek-r1-7b (fork dump)",
+                "--taskset.subset",
+                "all",
+            ],
             check=True,
         )
     (out / "traces.jsonl").unlink()  # traces hold upstream prompt text and rows: not published
+    withhold_replies(out)
+
+
+def withhold_replies(out: Path) -> None:
+    """Model replies can quote the upstream question or prompt: the published copy keeps
+    how many replies were unreadable and their trace ids, not their text."""
+    from medhal.report_files import render, write_files
+
+    report = json.loads((out / "report.json").read_text())
+    for shape in report.get("unreadable", []):
+        shape["shape"] = "(withheld in the published copy: replies may quote upstream rows)"
+    write_files(render(report), out)
 
 
 def demo(out: Path) -> None:
+    """The demo as a newcomer without the pinned prompt files runs it: our demo rows with
+    prompts written by medhal (nothing upstream in the published copy)."""
     if out.exists():
         shutil.rmtree(out)
-    subprocess.run([str(BIN / "medhal"), "demo", "-o", str(out)], check=True)
+    subprocess.run([str(BIN / "medhal"), "demo", "--demo-prompts", "-o", str(out)], check=True)
     for traces in out.glob("*/traces.jsonl"):
         traces.unlink()  # prompts include upstream prompt text: not published
-    for extra in out.glob("*/eval.*"):
+    for extra in [*out.glob("*/eval.*"), *out.glob("*.log")]:
         extra.unlink()
 
 

@@ -10,20 +10,19 @@ Neither side is adjusted to make the other pass: a failing case is for the lead 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from med_halt.benchmark import SETS
 from med_halt.replies import CONVENTIONS, READERS
+from tests.tables import read_jsonl
 
 CORPUS = Path(__file__).with_name("replies.jsonl")
 
 
 def _cases() -> list[dict]:
-    # Split on "\n" only: replies may hold U+2028, which str.splitlines() breaks on.
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").split("\n") if line.strip()]
+    return read_jsonl(CORPUS)
 
 
 CASES = _cases()

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.med_halt.authors_oracle import SETS, authors_answer, recreate, score_set
+from tests.tables import read_jsonl
 
 CORPUS = Path(__file__).with_name("replies.jsonl")
 MIN_CASES = 160
@@ -59,8 +60,7 @@ FCT_SPELLINGS = (
 
 
 def _load() -> list[dict]:
-    lines = CORPUS.read_text(encoding="utf-8").split("\n")
-    return [json.loads(line) for line in lines if line.strip()]
+    return read_jsonl(CORPUS)
 
 
 CASES = _load()

@@ -18,7 +18,7 @@ from medhal.report import read_run
 from medhal.traces import TraceFileError
 from tests.conftest import run_eval, run_medhal
 from tests.med_halt import authors_oracle as oracle
-from tests.medhal.clean_errors import medhal_main
+from tests.running import medhal_main
 from tests.tables import write_csv
 
 SETS = oracle.SETS

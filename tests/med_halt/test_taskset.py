@@ -21,8 +21,8 @@ from med_halt.benchmark import (
     DEMO_OPTIONS,
     DEMO_PROMPT_FILES,
     FULL_SIZE,
+    PROMPT_COMMIT,
     PROMPT_FILES,
-    PROMPTS_COMMIT,
     SETS,
     SUBSETS,
 )
@@ -30,7 +30,7 @@ from med_halt.prompts import SHOT_MIX
 from med_halt.taskset import MedHaltConfig, MedHaltTaskset
 from medhal.assets import AssetError
 from medhal.datasets import DatasetError
-from tests.medhal.clean_errors import clean_exit_2, medhal_main
+from tests.running import clean_exit_2, medhal_main
 from tests.tables import write_csv
 
 OPTIONS = "{'0': 'Liver', '1': 'Pancreas', '2': 'Spleen', '3': 'None of the above'}"
@@ -106,7 +106,7 @@ def test_sets_sizes_and_subsets():
 def test_revision_pin_is_a_full_commit_hash():
     assert DATASET.id == "openlifescienceai/Med-HALT"
     assert len(DATASET.revision) == 40 and int(DATASET.revision, 16) >= 0
-    assert len(PROMPTS_COMMIT) == 40
+    assert len(PROMPT_COMMIT) == 40
 
 
 # ------------------------------------------------------------------------- options

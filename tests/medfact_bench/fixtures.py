@@ -11,8 +11,6 @@ with them.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -71,17 +69,7 @@ def write_predictions(path: Path, replies: dict[int, str]) -> Path:
 
 
 def medhal_in_process(*args: str) -> subprocess.CompletedProcess:
-    """`medhal ARGS` run through its `main` in this process (argument parsing, error
-    handling and exit code included): what the installed command does, without paying
-    its start-up for every case."""
-    from medhal.cli import main
+    """`medhal ARGS` run through its `main` in this process (see `tests.running.medhal_main`)."""
+    from tests.running import medhal_main
 
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-        else:
-            code = 0
-    return subprocess.CompletedProcess(["medhal", *args], code, out.getvalue(), err.getvalue())
+    return medhal_main(*args)

@@ -10,19 +10,18 @@ against the authors' code are checked in test_corpus_authors.py.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from medfact_bench.replies import CONVENTIONS, label_of, read_all
+from tests.tables import read_jsonl
 
 CORPUS = Path(__file__).with_name("replies.jsonl")
 
 
 def _cases() -> list[dict]:
-    # Split on "\n" only: replies may hold U+2028/U+2029, which str.splitlines() breaks on.
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").split("\n") if line.strip()]
+    return read_jsonl(CORPUS)
 
 
 CASES = _cases()

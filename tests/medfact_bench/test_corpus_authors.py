@@ -9,7 +9,6 @@ of that code catches a slip before the corpus judges the project's readers.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -22,6 +21,7 @@ from tests.medfact_bench.authors_oracle import (
     parse_llm_output,
     strict_score,
 )
+from tests.tables import read_jsonl
 
 CORPUS = Path(__file__).with_name("replies.jsonl")
 SCALE = {-2, -1, 0, 1, 2}
@@ -54,8 +54,7 @@ SHAPES = {
 
 
 def _load() -> list[dict]:
-    lines = CORPUS.read_text(encoding="utf-8").split("\n")
-    return [json.loads(line) for line in lines if line.strip()]
+    return read_jsonl(CORPUS)
 
 
 CASES = _load()

@@ -13,8 +13,6 @@ installed `medhal` command to cover the real entry point.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -22,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from medfact_bench.benchmark import DEMO_OPTIONS as MEDFACT_DEMO
 from med_halt.benchmark import DEMO_OPTIONS as MED_HALT_DEMO
+from medfact_bench.benchmark import DEMO_OPTIONS as MEDFACT_DEMO
 from medhallu.benchmark import DEMO_OPTIONS as MEDHALLU_DEMO
 from tests.conftest import BIN, run_medhal
+from tests.running import medhal_main
 from tests.tables import read_csv, read_jsonl, write_csv, write_jsonl
 
 DEMO = {"medfact-bench": MEDFACT_DEMO, "med-halt": MED_HALT_DEMO, "medhallu": MEDHALLU_DEMO}
@@ -49,18 +48,8 @@ def assets():
 
 
 def medhal(*args: str) -> subprocess.CompletedProcess:
-    """`medhal ARGS` in this process: exit code, stdout and stderr as a subprocess gives them."""
-    from medhal.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-        else:
-            code = 0
-    return subprocess.CompletedProcess(["medhal", *args], code, out.getvalue(), err.getvalue())
+    """`medhal ARGS` in this process (see `tests.running.medhal_main`)."""
+    return medhal_main(*args)
 
 
 def needs_assets(env_id: str, assets: Path) -> None:

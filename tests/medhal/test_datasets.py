@@ -26,7 +26,7 @@ from medhal.datasets import (
     require_rows,
 )
 from tests.medfact_bench.fixtures import rows as medfact_rows
-from tests.medhal.clean_errors import clean_exit_2, medhal_main, one_line
+from tests.running import clean_exit_2, medhal_main, one_line
 from tests.tables import write_csv, write_jsonl, write_parquet
 
 HUB = HubDataset("org/data", "0123abc")

@@ -27,10 +27,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BIN, run_eval, run_medhal
 from medhal.harness import MAX_RETRIES
 from medhal.testing import Fault, ScriptedEndpoint, last_user_text
-from tests.medfact_bench.fixtures import LABELS, rows as medfact_rows
+from tests.conftest import BIN, run_eval, run_medhal
+from tests.medfact_bench.fixtures import LABELS
+from tests.medfact_bench.fixtures import rows as medfact_rows
 from tests.tables import write_jsonl
 
 ENV_ID = "medfact-bench"

@@ -263,6 +263,7 @@ TOY = ReportSpec(
         Published("Paper model", (), "accuracy", "a", 1.0, "Toy paper, Table 2"),
         Published("Paper model", (), "accuracy", "b", 0.1, "Toy paper, Table 2"),
     ),
+    group_sizes={"a": 3, "b": 2},  # complete groups: their published figures are comparable
 )
 
 PROVENANCE = {"dataset": "toy", "options": {"parser": "medhal"}, "code": {"environment_version": "1.0"}}

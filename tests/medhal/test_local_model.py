@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import queue
-import threading
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 

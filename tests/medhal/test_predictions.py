@@ -11,7 +11,7 @@ import pytest
 
 from medhal.scoring import PredictionError, read_predictions, write_traces
 from tests.medfact_bench.fixtures import rows as medfact_rows
-from tests.medhal.clean_errors import clean_exit_2, medhal_main, one_line
+from tests.running import clean_exit_2, medhal_main, one_line
 from tests.tables import write_jsonl
 
 KNOWN = {0, 1, 2}

@@ -14,7 +14,7 @@ from medhal.repair import RepairError, repair_run
 from tests.conftest import BIN, run_eval, run_medhal
 from tests.medfact_bench.fixtures import LABELS
 from tests.medfact_bench.fixtures import rows as medfact_rows
-from tests.medhal.clean_errors import clean_exit_2, medhal_main
+from tests.running import clean_exit_2, medhal_main
 from tests.tables import write_jsonl
 
 SCORE_FOR = {"SUPPORT": 2, "NEI": 0, "CONTRADICT": -2}

@@ -186,3 +186,30 @@ def test_a_bad_trace_names_file_line_and_field(tmp_path, edit, field):
         report_of(tmp_path, rows)
     message = str(error.value)
     assert f"traces.jsonl:3: field '{field}'" in message and "\n" not in message
+
+
+def test_published_figures_of_a_complete_group_are_shown_without_the_whole_benchmark(tmp_path):
+    """A run of one whole test set is comparable with that set's published figures even
+    when the benchmark has more sets (e.g. `medhal reproduce` runs the sets one by one)."""
+    from dataclasses import replace
+
+    from medhal.published import Published
+
+    spec = replace(
+        TOY,
+        group_sizes={"a": 3, "b": 2},
+        published=(
+            Published("Paper", (), "accuracy", "a", 0.5, "Toy, Table 1"),
+            Published("Paper", (), "accuracy", "b", 0.5, "Toy, Table 1"),
+            Published("Paper", (), "macro_accuracy", "", 0.5, "Toy, Table 1"),
+        ),
+    )
+    only_a = [
+        {**r, "task": {**r["task"], "data": {**r["task"]["data"], "selection": {**SELECTION, "n_expected": 3}}}}
+        for r in ROWS[:3]
+    ]
+    report = build_report(read_run(write(tmp_path / "traces.jsonl", only_a), spec))
+    assert report["complete"] and not report["paper_comparable"]
+    assert report["complete_groups"] == ["a"]
+    # group a under the authors' reading: items 0, 1, 2 right -> 3/3
+    assert [(r["group"], r["run"]) for r in report["published"]] == [("a", 1.0)]

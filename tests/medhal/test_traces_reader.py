@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from medhal.traces import TraceFileError, iter_traces
-from tests.medhal.clean_errors import clean_exit_2, medhal_main, one_line
+from tests.running import clean_exit_2, medhal_main, one_line
 
 
 def trace_row(idx: int = 0, reply: str | None = "<score>1</score>", errors: list | None = None) -> dict:

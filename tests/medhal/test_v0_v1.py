@@ -5,7 +5,6 @@ reward and every metric the one scoring pass records (under all three readings).
 import importlib
 
 import pytest
-
 from verifiers.v1.loaders import taskset_class, taskset_config_type
 
 from medhal.registry import benchmark_module, installed, package

@@ -9,7 +9,6 @@ judge the project's code.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -24,6 +23,7 @@ from tests.medhallu.authors_oracle import (
     authors_subset_metrics,
     authors_verdict,
 )
+from tests.tables import read_jsonl
 
 CORPUS = Path(__file__).with_name("replies.jsonl")
 LABELS = {"factual", "hallucinated", "not_sure"}
@@ -55,9 +55,7 @@ SHAPES = {
 
 
 def _load() -> list[dict]:
-    # Split on "\n" only: replies may hold other line separators inside JSON strings.
-    lines = CORPUS.read_text(encoding="utf-8").split("\n")
-    return [json.loads(line) for line in lines if line.strip()]
+    return read_jsonl(CORPUS)
 
 
 CASES = _load()

@@ -33,7 +33,7 @@ def test_constants_and_registry():
     assert (F, H, N) == ("factual", "hallucinated", "not_sure")
     assert LABELS == ("factual", "hallucinated")
     assert CONVENTIONS == ("medhal", "authors", "strict")
-    assert READERS == {"medhal": read_medhal, "authors": read_authors, "strict": read_strict}
+    assert {"medhal": read_medhal, "authors": read_authors, "strict": read_strict} == READERS
 
 
 # ----------------------------------------------------------------- the table (#9)

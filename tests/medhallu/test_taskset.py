@@ -43,7 +43,7 @@ def declared_version(pyproject: Path) -> str:
 
 def test_declaration():
     assert (DATASET.id, DATASET.revision) == (DATASET_ID, REVISION)
-    assert medhallu.DEMO_OPTIONS == {"dataset_path": str(DEMO_ROWS), "config": "pqa_labeled"}
+    assert {"dataset_path": str(DEMO_ROWS), "config": "pqa_labeled"} == medhallu.DEMO_OPTIONS
     assert DEMO_ROWS.is_file()
 
 
@@ -470,7 +470,7 @@ def test_a_repeated_row_gives_its_own_two_items(assets_dir, tmp_path):
     ids=["missing column", "wrong label", "empty string", "knowledge not a list"],
 )
 def test_bad_rows_through_medhal_score_are_one_clean_line(assets_dir, tmp_path, mutate, message):
-    from tests.medhal.clean_errors import clean_exit_2, medhal_main
+    from tests.running import clean_exit_2, medhal_main
 
     rows = read_jsonl(DEMO_ROWS)
     mutate(rows)

@@ -7,7 +7,7 @@ under every convention, the second 0. No row that loads can fail it: the gold re
 depends only on the item's label, and every label loading makes has one. So the invalid
 path is tested on tasks whose gold is changed after loading (`check_replies` /
 `validate_task`), and a row whose two answers are the same text (a pair no model can get
-both right) is shown to pass loading and validation (an xfail: see its reason).
+both right) is refused at load, naming the row and the field.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ ENV_ID = "med-halt"
 DATASET = HubDataset(id="openlifescienceai/Med-HALT", revision="d1e8d04295742df7abc485062344fe328e141395")
 """One configuration per test set, each with one split (`train`) holding the whole set;
 the revision is the head of the dataset's main branch."""
-PROMPTS_COMMIT = "3dfe1e4efa4f565a610e90328500b14c16c1e81c"
-PROMPTS_URL = f"https://raw.githubusercontent.com/medhalt/medhalt/{PROMPTS_COMMIT}/medhalt/prompts"
+PROMPT_COMMIT = "3dfe1e4efa4f565a610e90328500b14c16c1e81c"
+PROMPTS_URL = f"https://raw.githubusercontent.com/medhalt/medhalt/{PROMPT_COMMIT}/medhalt/prompts"
 
 DEFAULT_PROMPT_VERSION = "v0"
 DEFAULT_NUM_SHOTS = 2
@@ -120,7 +120,7 @@ _PROMPT_SHA256 = {
         "de73bda2366d8437ffa86e39f5ea0d617915086cff9d21af34cb4a70ee6b98f8",
     ),
 }
-"""Prompt folder -> sha256 of (prompts.json, shots.json) at PROMPTS_COMMIT."""
+"""Prompt folder -> sha256 of (prompts.json, shots.json) at PROMPT_COMMIT."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ DEMO_PROMPT_FILES: dict[str, PromptFiles] = {
 cannot fetch the pinned ones (`prompts = demo`, allowed only with the demo rows)."""
 DEMO_OPTIONS = {"subset": "all", "dataset_path": str(DEMO_DIR), "num_shots": 2, "shot_seed": 0}
 """Taskset options for a demo run over all seven sets: 21 rows written by medhal (see
-demo/__init__.py), not Med-HALT data."""
+demo/README.md), not Med-HALT data."""
 
 PUBLISHED = load_published(Path(__file__).parent / "published.csv")
 """Accuracy and Score per set from the paper's Tables 2 and 3 (the authors' formulas)."""

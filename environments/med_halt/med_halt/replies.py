@@ -9,8 +9,9 @@ set's answer value, or no answer (a format error). README, "How replies are read
   ('it's'), run over several lines, go on with "Stop Here" and a made-up next example,
   or are cut off mid-value. Each `{...}` span is tried as JSON, then as a Python literal
   (`ast.literal_eval`, which runs no code), then with a tolerant key-value reading; the
-  first span holding the answer key wins (a model that invents further examples writes
-  its own answer first).
+  last span holding the answer key before the model starts inventing further examples
+  ("Stop Here", "Input:") wins: an echo of the prompt's template comes before the answer,
+  invented examples after it.
 - `authors`: the authors' own reading, `recreate` in their `evaluate.py`.
 - `strict`: exactly one dict literal with the answer key spelled as the set asks.
 
@@ -209,6 +210,14 @@ _ANSWER_LABEL = label_pattern(("final answer", "answer", "correct answer", "corr
 _INVENTED = re.compile(r"Stop Here|^[ \t]*Input[ \t]*:", re.MULTILINE)
 """Where a model goes on with examples of its own (the shots end with "Stop Here" and the
 next example starts with "Input:")."""
+_STATED = re.compile(
+    r"\b(?:the\s+)?(?:correct|right|final|best)\s+(?:answer|option)\s+(?:is|would\s+be)\s*+:?[ \t]*+"
+    r"(?!that\b|because\b|not\b)([^\n.;]{1,200})",
+    re.IGNORECASE,
+)
+"""A stated answer in prose ("The correct answer is Vitamin D.")."""
+_REASON = re.compile(r",?\s+(?:because|since|as|which|due\s+to|given)\b", re.IGNORECASE)
+"""Where a stated answer's justification begins ("... is X because ...")."""
 _ANY_LABEL_LINE = re.compile(r"[^\W\d_]\w*(?: \w+){0,2}[ \t]*[:：][ \t]+(\S.{0,300})")
 """A reply that is one line `<label in any language>: <answer>` ("Respuesta: Desconocido")."""
 
@@ -266,6 +275,9 @@ def read_medhal(reply: str | None, keys: tuple[str, ...]) -> Reading:
     if value is None:
         last = last_of(labelled(text, _ANSWER_LABEL))
         value = last[1] if last is not None else None
+    if value is None:
+        stated = last_of(_STATED.finditer(text))
+        value = _REASON.split(stated.group(1), maxsplit=1)[0] if stated else None
     if value is None and "\n" not in text.strip():
         line = _ANY_LABEL_LINE.fullmatch(text.strip())
         value = line.group(1) if line else None

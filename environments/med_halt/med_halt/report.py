@@ -105,6 +105,7 @@ REPORT = ReportSpec(
     provenance_field="test_set",
     full_size=FULL_SIZE,
     published=PUBLISHED,
+    group_sizes={name: spec.size for name, spec in SETS.items()},
     notes=(
         (
             "paper_score = mean over all N items of +1 (right) / -0.25 (wrong, format errors and failed "

@@ -110,6 +110,8 @@ _SCORE_LABEL = label_pattern(("final score", "score", "final answer", "answer", 
 _SCORE_IS = re.compile(
     r"(?<![\w-])(final\s+)?(?:score|rating)\s+(?:is|would\s+be)\s*:?\s*(?=[+\-−]?\d)", re.IGNORECASE
 )
+_BARE_NUMBER = re.compile(r"\s*\W{0,3}[+\-−]?\d{1,3}(?:\.0+)?\W{0,3}\s*")
+"""A reply that is only a number ("2", "**-1**")."""
 _ANY_LABELLED_NUMBER = re.compile(r"[^\W\d_]\w*(?: \w+)?[ \t]*[:：]\s*(\W{0,3}[+\-−]?\d+(?:\.0+)?\W{0,3})")
 """A last line `<label in any language>: <number>` ("Puntuación: 1")."""
 
@@ -185,7 +187,10 @@ def read_medhal(reply: str | None) -> int | None:
         scores = {score for _, score in stated}
         return scores.pop() if len(scores) == 1 else None
     generic = _ANY_LABELLED_NUMBER.fullmatch(last_line(text))
-    return _score_of(generic.group(1)) if generic else None
+    if generic:
+        return _score_of(generic.group(1))
+    bare = _BARE_NUMBER.fullmatch(text)
+    return _score_of(bare.group()) if bare else None
 
 
 # ------------------------------------------------------------------------- conventions

@@ -31,6 +31,7 @@ REPORT = ReportSpec(
     classes=LABELS,
     full_size=FULL_SIZE,
     published=PUBLISHED,
+    group_sizes=COMPONENTS,
     notes=(
         (
             "macro_accuracy is the unweighted mean of the component accuracies (the paper's primary "

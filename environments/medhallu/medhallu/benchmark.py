@@ -32,10 +32,10 @@ COLUMNS = (
 )
 DIFFICULTIES = ("easy", "medium", "hard")
 
-UPSTREAM_COMMIT = "3c49c8ba80e47720333e508821967167ba048d49"
+PROMPT_COMMIT = "3c49c8ba80e47720333e508821967167ba048d49"
 PROMPT_ASSET = Asset(
     name="medhallu/Detection/detection_vllm_notsurecase.py",
-    url=f"https://raw.githubusercontent.com/MedHallu/MedHalu/{UPSTREAM_COMMIT}/Detection/detection_vllm_notsurecase.py",
+    url=f"https://raw.githubusercontent.com/MedHallu/MedHalu/{PROMPT_COMMIT}/Detection/detection_vllm_notsurecase.py",
     sha256="88af15d177ba59084743e820fddf5240eafa59c384bf7d8a0a36e4fcfce74a20",
 )
 """The authors' detection script: its prompt strings are read out of it (never run)."""
