@@ -60,8 +60,10 @@ mutants:
 	cp -r environments/medhallu/medhallu environments/med_halt/med_halt environments/medfact_bench/medfact_bench $(MUTANTS_DIR)/
 	cd $(MUTANTS_DIR) && PYTHONPATH=$(CURDIR)/$(MUTANTS_DIR)/mutants \
 		uv run --locked --project $(CURDIR) mutmut run --max-children $(MUTANTS_CHILDREN)
+	cd $(MUTANTS_DIR) && uv run --locked --project $(CURDIR) mutmut results > survivors.txt
 	cd $(MUTANTS_DIR) && uv run --locked --project $(CURDIR) mutmut results --all true \
-		| awk -F': ' '{ m = $$1; sub(/^ +/, "", m); sub(/\.x[_ǁ].*/, "", m); n[m]++; c[m, $$2]++ } \
-		END { printf "%-24s %7s %7s %9s %8s\n", "module", "killed", "total", "survived", "other"; \
-		for (m in n) printf "%-24s %7d %7d %9d %8d\n", m, c[m, "killed"], n[m], c[m, "survived"], \
-		n[m] - c[m, "killed"] - c[m, "survived"] }' | sort
+		| awk -F': ' '{ m = $$1; sub(/^ +/, "", m); sub(/\.x[_ǁ].*/, "", m); n[m]++; c[m, $$2]++ } END { \
+		for (m in n) printf "%-22s %7d %8d %9d %9d %6d\n", m, c[m, "killed"], c[m, "timeout"], \
+		c[m, "survived"], n[m] - c[m, "killed"] - c[m, "timeout"] - c[m, "survived"], n[m] }' \
+		| sort | { printf "%-22s %7s %8s %9s %9s %6s\n" module killed timeout survived other total; cat; }
+	@echo "Survivors: $(MUTANTS_DIR)/survivors.txt; a mutant's diff: cd $(MUTANTS_DIR) && uv run --project $(CURDIR) mutmut show NAME"

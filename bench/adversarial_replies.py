@@ -11,6 +11,7 @@ import argparse
 import json
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from med_halt.replies import READERS as MED_HALT
@@ -48,9 +49,9 @@ def hostile(size: int) -> dict[str, str]:
 Reader = Callable[[str], object]
 
 BENCHMARKS: dict[str, dict[str, Reader]] = {
-    "medhallu": {name: (lambda r: lambda t: r(t, True))(r) for name, r in MEDHALLU.items()},
+    "medhallu": {name: partial(lambda r, t: r(t, True), r) for name, r in MEDHALLU.items()},
     "medfact-bench": dict(MEDFACT),
-    "med-halt": {name: (lambda r: lambda t: r(t, ("cop",)))(r) for name, r in MED_HALT.items()},
+    "med-halt": {name: partial(lambda r, t: r(t, ("cop",)), r) for name, r in MED_HALT.items()},
 }
 
 
@@ -79,18 +80,35 @@ def main() -> None:
             for convention, reader in readers.items():
                 t_small = seconds(reader, small_shapes[shape])
                 t_large = seconds(reader, large_shapes[shape])
-                rows.append({
-                    "benchmark": benchmark, "convention": convention, "shape": shape,
-                    "seconds_small": t_small, "seconds_large": t_large,
-                    "ratio": t_large / max(t_small, 1e-6),
-                })
+                rows.append(
+                    {
+                        "benchmark": benchmark,
+                        "convention": convention,
+                        "shape": shape,
+                        "seconds_small": t_small,
+                        "seconds_large": t_large,
+                        "ratio": t_large / max(t_small, 1e-6),
+                    }
+                )
     worst = max(rows, key=lambda r: r["ratio"])
-    result = {"small_chars": small, "large_chars": large, "linear_ratio": large / small, "rows": rows, "worst": worst}
+    result = {
+        "small_chars": small,
+        "large_chars": large,
+        "linear_ratio": large / small,
+        "rows": rows,
+        "worst": worst,
+    }
     ns.out.parent.mkdir(parents=True, exist_ok=True)
     ns.out.write_text(json.dumps(result, indent=1) + "\n")
     slowest = max(rows, key=lambda r: r["seconds_large"])
-    print(f"worst ratio {worst['ratio']:.0f} (linear = {large / small:.0f}): {worst['benchmark']} {worst['convention']} '{worst['shape']}'")
-    print(f"slowest {slowest['seconds_large']:.2f} s at {large:,} chars: {slowest['benchmark']} {slowest['convention']} '{slowest['shape']}'")
+    print(
+        f"worst ratio {worst['ratio']:.0f} (linear = {large / small:.0f}): "
+        f"{worst['benchmark']} {worst['convention']} '{worst['shape']}'"
+    )
+    print(
+        f"slowest {slowest['seconds_large']:.2f} s at {large:,} chars: "
+        f"{slowest['benchmark']} {slowest['convention']} '{slowest['shape']}'"
+    )
 
 
 if __name__ == "__main__":

@@ -33,7 +33,10 @@ class AiohttpSingleTurnHarness(SingleTurnHarness):
     async def launch(self, ctx, trace, runtime, endpoint, secret, mcp_urls) -> ProgramResult:
         system, prompt = self.resolve_prompt(trace.task.data)
         messages = [{"role": "system", "content": system}] if system else []
-        messages.append({"role": "user", "content": prompt})
+        if isinstance(prompt, str):
+            messages.append({"role": "user", "content": prompt})
+        elif prompt is not None:
+            messages.extend(m.model_dump(exclude_none=True) for m in prompt)
         body = {"model": ctx.model, "messages": messages}
         async with self._session().post(
             f"{endpoint}/chat/completions", json=body, headers={"authorization": f"Bearer {secret}"}

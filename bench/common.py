@@ -7,6 +7,8 @@ the figures `reports/performance.md` is built from; `--out` elsewhere for trial 
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import platform
@@ -50,7 +52,14 @@ def _memory_gib() -> float | None:
 
 def _git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -128,7 +137,10 @@ class Measured:
 
 
 def run_measured(
-    argv: list[str], timeout: float = 900, env: dict[str, str] | None = None, cwd: Path | None = None,
+    argv: list[str],
+    timeout: float = 900,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
     samples: list[tuple[float, float]] | None = None,
 ) -> Measured:
     """Run a command to completion and return its wall time, CPU time and peak memory
@@ -156,10 +168,8 @@ def run_measured(
                 pid, status, usage = os.wait4(proc.pid, 0)
                 break
             if samples is not None:
-                try:
+                with contextlib.suppress(OSError, IndexError, ValueError):
                     samples.append((time.time(), process_cpu_s(proc.pid, children=True)))
-                except (OSError, IndexError, ValueError):
-                    pass
             time.sleep(0.005)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -185,7 +195,7 @@ def cpu_between(samples: list[tuple[float, float]], start: float, end: float) ->
     """CPU seconds used between two wall-clock times, interpolated from `run_measured` samples."""
 
     def at(t: float) -> float:
-        for (t0, c0), (t1, c1) in zip(samples, samples[1:]):
+        for (t0, c0), (t1, c1) in itertools.pairwise(samples):
             if t0 <= t <= t1:
                 return c0 + (c1 - c0) * ((t - t0) / (t1 - t0) if t1 > t0 else 0.0)
         return samples[0][1] if t < samples[0][0] else samples[-1][1]
@@ -204,7 +214,10 @@ class EndpointProcess:
     def __enter__(self) -> EndpointProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "medhal.testing", "--reply", self.reply],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=ROOT,
         )
         line = self.proc.stdout.readline().strip()
         if not line.startswith("http://127.0.0.1:"):

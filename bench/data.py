@@ -21,6 +21,12 @@ from typing import Any
 from common import shared_data
 
 
+def _lines(path: Path) -> list[str]:
+    """The non-empty lines of a JSONL file (split on newlines only: str.splitlines would also
+    split at U+2028 inside a JSON string)."""
+    return [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
 @dataclass
 class Bench:
     env_id: str
@@ -46,11 +52,29 @@ def _medfact_sources() -> tuple[str, list[str], list[str]]:
     root = shared_data()
     if root is not None and (root / "medfact/prompts_example_input_file.jsonl").is_file():
         system = (root / "medfact/system_prompt.txt").read_text(encoding="utf-8")
-        prompts = [json.loads(line)["user_prompt"] for line in open(root / "medfact/prompts_example_input_file.jsonl", encoding="utf-8")]
-        replies = [json.loads(line)["raw_output"] for line in open(root / "medfact/medv1_l3b_outputs.jsonl", encoding="utf-8")]
+        prompts = [
+            json.loads(line)["user_prompt"]
+            for line in _lines(root / "medfact/prompts_example_input_file.jsonl")
+        ]
+        replies = [
+            json.loads(line)["raw_output"] for line in _lines(root / "medfact/medv1_l3b_outputs.jsonl")
+        ]
         return system, prompts, replies
     rng = random.Random(0)
-    words = "patients trial dose risk cohort outcome placebo therapy cells protein expression mortality".split()
+    words = [
+        "patients",
+        "trial",
+        "dose",
+        "risk",
+        "cohort",
+        "outcome",
+        "placebo",
+        "therapy",
+        "cells",
+        "protein",
+        "expression",
+        "mortality",
+    ]
     text = lambda n: " ".join(rng.choice(words) for _ in range(n))  # noqa: E731
     system = "Rate how strongly the article supports the claim from -2 to 2. " + text(150)
     prompts = [f"Article:\n{text(250)}\n\nClaim:\n{text(15)}" for _ in range(340)]
@@ -67,14 +91,16 @@ def medfact_rows(n: int) -> list[dict]:
     rows = []
     for i in range(n):
         prompt = prompts[i % len(prompts)]
-        rows.append({
-            "dataset": names[i % len(names)],
-            "claim": prompt.rsplit("Claim:", 1)[-1].strip()[:300] or f"claim {i}",
-            "source": prompt[:1500],
-            "label": labels[i % 3],
-            "system_prompt": system,
-            "user_prompt": prompt,
-        })
+        rows.append(
+            {
+                "dataset": names[i % len(names)],
+                "claim": prompt.rsplit("Claim:", 1)[-1].strip()[:300] or f"claim {i}",
+                "source": prompt[:1500],
+                "label": labels[i % 3],
+                "system_prompt": system,
+                "user_prompt": prompt,
+            }
+        )
     return rows
 
 
@@ -118,7 +144,7 @@ def _halt_available() -> str | None:
 
 
 def _halt_rows(name: str) -> list[dict]:
-    return [json.loads(line) for line in open(_halt_samples() / f"{name}.jsonl", encoding="utf-8")]
+    return [json.loads(line) for line in _lines(_halt_samples() / f"{name}.jsonl")]
 
 
 def _write_med_halt(directory: Path, n: int) -> dict[str, Any]:
@@ -148,15 +174,20 @@ def _halt_replies() -> list[str]:
 
     replies = []
     for name in SETS:
-        for k, line in enumerate(open(_halt_samples() / f"{name}.deepseek-r1-7b.outputs.jsonl", encoding="utf-8")):
+        for k, line in enumerate(_lines(_halt_samples() / f"{name}.deepseek-r1-7b.outputs.jsonl")):
             answer = json.loads(line)["output"]
             shape = k % 3
             if shape == 0:
                 replies.append(str(answer))
             elif shape == 1:
-                replies.append("<think>\nLet me recall the paper and the options one by one.\n</think>\n" + json.dumps(answer))
+                replies.append(
+                    "<think>\nLet me recall the paper and the options one by one.\n</think>\n"
+                    + json.dumps(answer)
+                )
             else:
-                replies.append(f"{answer}\nStop Here\n\nInput: {{'Question': 'next'}}\nOutput: {{'cop': 'x'}}")
+                replies.append(
+                    f"{answer}\nStop Here\n\nInput: {{'Question': 'next'}}\nOutput: {{'cop': 'x'}}"
+                )
     return replies
 
 
@@ -182,16 +213,24 @@ MED_HALT = Bench(
 
 def _hallu_source() -> Path | None:
     root = shared_data()
-    return root / "medhallu/pqa_labeled.jsonl" if root is not None and (root / "medhallu/pqa_labeled.jsonl").is_file() else None
+    return (
+        root / "medhallu/pqa_labeled.jsonl"
+        if root is not None and (root / "medhallu/pqa_labeled.jsonl").is_file()
+        else None
+    )
 
 
 def _hallu_available() -> str | None:
-    return None if _hallu_source() is not None else "needs MEDHAL_SHARED_DATA (MedHallu rows and prompt strings are not in the repository)"
+    return (
+        None
+        if _hallu_source() is not None
+        else "needs MEDHAL_SHARED_DATA (MedHallu rows and prompt strings are not in the repository)"
+    )
 
 
 def _write_medhallu(directory: Path, n: int) -> dict[str, Any]:
     """ceil(n / 2) rows (two items each) cycled from the real pqa_labeled rows."""
-    rows = [json.loads(line) for line in open(_hallu_source(), encoding="utf-8")]
+    rows = [json.loads(line) for line in _lines(_hallu_source())]
     path = directory / f"medhallu-{n}.jsonl"
     if not path.exists():
         with open(path, "w", encoding="utf-8") as f:
@@ -203,10 +242,18 @@ def _write_medhallu(directory: Path, n: int) -> dict[str, Any]:
 def _hallu_replies() -> list[str]:
     """No real model outputs are available offline: the shapes the readers document."""
     return [
-        "1", "0", "2", "Answer: 1", "**0**", "1 (hallucinated)",
+        "1",
+        "0",
+        "2",
+        "Answer: 1",
+        "**0**",
+        "1 (hallucinated)",
         "<think>\nThe answer claims a mechanism the abstract does not report.\n</think>\n1",
-        "The answer is factual.", "This answer is not hallucinated; it matches the context.",
-        "I am not sure.", "Verdict: 0", "After checking each claim, my final answer is 1",
+        "The answer is factual.",
+        "This answer is not hallucinated; it matches the context.",
+        "I am not sure.",
+        "Verdict: 0",
+        "After checking each claim, my final answer is 1",
     ]
 
 

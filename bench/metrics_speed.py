@@ -85,10 +85,16 @@ def main() -> None:
     record(f"ClusterSums.add x {10 * n:,} (no clusters)", lambda: fill(more, False), "peak flat in items")
     f1, acc = m.f1_ratio(0, 1, 2), m.ratio(0, 3)
     stats = {"f1": f1, "accuracy": acc}
-    record(f"bootstrap F1 + acc, {len(clustered):,} clusters", lambda: m.bootstrap_cis(clustered, stats),
-           f"{clustered.stored_rows:,} rows stored")
-    record(f"bootstrap F1 + acc, {len(loose):,} singletons", lambda: m.bootstrap_cis(loose, stats),
-           f"{loose.stored_rows:,} rows stored")
+    record(
+        f"bootstrap F1 + acc, {len(clustered):,} clusters",
+        lambda: m.bootstrap_cis(clustered, stats),
+        f"{clustered.stored_rows:,} rows stored",
+    )
+    record(
+        f"bootstrap F1 + acc, {len(loose):,} singletons",
+        lambda: m.bootstrap_cis(loose, stats),
+        f"{loose.stored_rows:,} rows stored",
+    )
     rng = np.random.default_rng(2)
     for k in sorted({n, big}):
         continuous = np.column_stack([rng.random(k), np.ones(k)])  # every row distinct: index draws
@@ -107,15 +113,22 @@ def main() -> None:
 
     pairing = record(f"ItemTable.add x 2 x {n:,} + pair_runs", fill_pair)
     sums_a, sums_b = pairing.cluster_sums()
-    record(f"paired diff F1 + acc, {pairing.n_clusters:,} clusters",
-           lambda: m.paired_difference_cis(sums_a, sums_b, stats))
+    record(
+        f"paired diff F1 + acc, {pairing.n_clusters:,} clusters",
+        lambda: m.paired_difference_cis(sums_a, sums_b, stats),
+    )
     record("mcnemar_exact(499,000, 501,000)", lambda: m.mcnemar_exact(499_000, 501_000))
 
     print(table(["step", "best wall s", "peak MiB (tracemalloc)", "note"], results))
-    path = write_json(out_dir(args.out, args.quick), "metrics_speed", {
-        "items": n, "repeat": args.repeat,
-        "steps": [dict(zip(["step", "wall_s", "peak_mib", "note"], r, strict=True)) for r in results],
-    })
+    path = write_json(
+        out_dir(args.out, args.quick),
+        "metrics_speed",
+        {
+            "items": n,
+            "repeat": args.repeat,
+            "steps": [dict(zip(["step", "wall_s", "peak_mib", "note"], r, strict=True)) for r in results],
+        },
+    )
     print(f"\nwrote {path}")
 
 

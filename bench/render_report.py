@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import DEFAULT_OUT, ROOT, table  # noqa: E402
+from common import DEFAULT_OUT, ROOT, table
 
 TARGET_BUILD_S = 2.0
 
@@ -28,11 +28,17 @@ def machine_lines(results: dict[str, dict]) -> list[str]:
     for name, data in results.items():
         m = data["machine"]
         lines.append(
-            f"| `{name}.json` | {m['date']} | {m['commit']} | {m['nproc']} x {m['cpu']} | {m['memory_gib']} GiB | "
-            f"{m['os']} | {m['python']} | {m['verifiers']} | {', '.join(map(str, m.get('load_average_at_end', [])))} |"
+            f"| `{name}.json` | {m['date']} | {m['commit']} | {m['nproc']} x {m['cpu']} | {m['memory_gib']} "
+            "GiB | "
+            f"{m['os']} | {m['python']} | {m['verifiers']} | "
+            f"{', '.join(map(str, m.get('load_average_at_end', [])))} |"
         )
     return [
-        "| figures | measured | commit | CPUs | memory | OS | Python | verifiers | load average at the end (1, 5, 15 min) |",
+        (
+            "| figures | measured | commit | CPUs | memory | OS | Python | verifiers | load average at the "
+            "end "
+            "(1, 5, 15 min) |"
+        ),
         "|---|---|---|---|---|---|---|---|---|",
         *lines,
     ]
@@ -45,16 +51,32 @@ def throughput_section(t: dict) -> list[str]:
         i, n = inproc[c], null.get(c)
         bare = t["bare"][c]
         best = max(bare.values(), key=lambda r: r["rate"])
-        rows.append([
-            int(c), i["rate"], i["cpu_per_rollout_s"] * 1000,
-            n["rate"] if n else "-", n["cpu_per_rollout_s"] * 1000 if n else "-",
-            f"**{i['rate'] / n['rate']:.0f}x**" if n else "-",
-            f"{n['cpu_per_rollout_s'] / i['cpu_per_rollout_s']:.0f}x" if n else "-",
-            bare["aiohttp"]["rate"], bare["httpx"]["rate"], f"**{best['rate'] / i['rate']:.1f}x**",
-        ])
+        rows.append(
+            [
+                int(c),
+                i["rate"],
+                i["cpu_per_rollout_s"] * 1000,
+                n["rate"] if n else "-",
+                n["cpu_per_rollout_s"] * 1000 if n else "-",
+                f"**{i['rate'] / n['rate']:.0f}x**" if n else "-",
+                f"{n['cpu_per_rollout_s'] / i['cpu_per_rollout_s']:.0f}x" if n else "-",
+                bare["aiohttp"]["rate"],
+                bare["httpx"]["rate"],
+                f"**{best['rate'] / i['rate']:.1f}x**",
+            ]
+        )
     runs = [
-        [h, int(c), r["n"], r["wall_s"], r["startup_s"], r["window_s"], r["endpoint_cpu_per_rollout_s"] * 1000]
-        for h, per in t["harness"].items() for c, r in sorted(per.items(), key=lambda kv: int(kv[0]))
+        [
+            h,
+            int(c),
+            r["n"],
+            r["wall_s"],
+            r["startup_s"],
+            r["window_s"],
+            r["endpoint_cpu_per_rollout_s"] * 1000,
+        ]
+        for h, per in t["harness"].items()
+        for c, r in sorted(per.items(), key=lambda kv: int(kv[0]))
     ]
     experiment = []
     for name, per in t["harness"].items():
@@ -62,46 +84,103 @@ def throughput_section(t: dict) -> list[str]:
             continue
         experiment += [
             "",
-            "Experiment, `--aiohttp-harness` (`bench/aiohttp_harness.py`): the harness's own request sent with a plain "
-            "aiohttp POST instead of the OpenAI SDK over httpx; interception server and framework unchanged. No retries, "
-            "so not for real runs; it sizes the share of the harness's HTTP client.",
+            (
+                "Experiment, `--aiohttp-harness` (`bench/aiohttp_harness.py`): the harness's own request "
+                "sent "
+                "with a plain "
+                "aiohttp POST instead of the OpenAI SDK over httpx; interception server and framework "
+                "unchanged. No retries, "
+                "so not for real runs; it sizes the share of the harness's HTTP client."
+            ),
             "",
             table(
-                ["concurrency", "in-process (SDK + httpx) rollouts/s", f"{name} rollouts/s", "speed-up",
-                 "CPU ms/rollout (SDK)", "CPU ms/rollout (aiohttp)"],
-                [[int(c), inproc[c]["rate"], r["rate"], f"{r['rate'] / inproc[c]['rate']:.2f}x",
-                  inproc[c]["cpu_per_rollout_s"] * 1000, r["cpu_per_rollout_s"] * 1000]
-                 for c, r in sorted(per.items(), key=lambda kv: int(kv[0]))],
+                [
+                    "concurrency",
+                    "in-process (SDK + httpx) rollouts/s",
+                    f"{name} rollouts/s",
+                    "speed-up",
+                    "CPU ms/rollout (SDK)",
+                    "CPU ms/rollout (aiohttp)",
+                ],
+                [
+                    [
+                        int(c),
+                        inproc[c]["rate"],
+                        r["rate"],
+                        f"{r['rate'] / inproc[c]['rate']:.2f}x",
+                        inproc[c]["cpu_per_rollout_s"] * 1000,
+                        r["cpu_per_rollout_s"] * 1000,
+                    ]
+                    for c, r in sorted(per.items(), key=lambda kv: int(kv[0]))
+                ],
             ),
         ]
     worst_vs_null = min(inproc[c]["rate"] / null[c]["rate"] for c in inproc if c in null) if null else None
-    best_vs_bare = min(max(t["bare"][c].values(), key=lambda r: r["rate"])["rate"] / inproc[c]["rate"] for c in inproc)
+    best_vs_bare = min(
+        max(t["bare"][c].values(), key=lambda r: r["rate"])["rate"] / inproc[c]["rate"] for c in inproc
+    )
     return [
         "## 1. Rollout throughput: in-process harness vs. the stock `null` harness",
         "",
-        "`bench/throughput.py`. Same MedFact-Bench tasks, same scripted endpoint (its own process, answering "
-        f"instantly with one real {t['reply_chars']}-character Med-V1 reply). Rollouts/s over the rollout phase "
-        "(first rollout start to last rollout end, from the traces' timestamps); CPU per rollout: CPU time of the "
-        "whole `eval` process tree (including the programs `null` starts) in that same phase, sampled from /proc, "
-        "divided by the rollouts. Bare client: the same request sent straight to the endpoint at the same concurrency.",
+        (
+            "`bench/throughput.py`. Same MedFact-Bench tasks, same scripted endpoint (its own process, "
+            "answering "
+            f"instantly with one real {t['reply_chars']}-character Med-V1 reply). Rollouts/s over the "
+            "rollout "
+            "phase "
+            "(first rollout start to last rollout end, from the traces' timestamps); CPU per rollout: CPU "
+            "time "
+            "of the "
+            "whole `eval` process tree (including the programs `null` starts) in that same phase, sampled "
+            "from "
+            "/proc, "
+            "divided by the rollouts. Bare client: the same request sent straight to the endpoint at the "
+            "same "
+            "concurrency."
+        ),
         "",
         table(
-            ["concurrency", "in-process rollouts/s", "in-process CPU ms/rollout", "null rollouts/s", "null CPU ms/rollout",
-             "in-process / null (rate)", "null / in-process (CPU)", "bare aiohttp req/s", "bare httpx req/s",
-             "bare best / in-process"],
+            [
+                "concurrency",
+                "in-process rollouts/s",
+                "in-process CPU ms/rollout",
+                "null rollouts/s",
+                "null CPU ms/rollout",
+                "in-process / null (rate)",
+                "null / in-process (CPU)",
+                "bare aiohttp req/s",
+                "bare httpx req/s",
+                "bare best / in-process",
+            ],
             rows,
         ),
         "",
-        table(["harness", "concurrency", "rollouts", "eval wall s", "start-up s (before the first rollout)",
-               "rollout phase s", "endpoint CPU ms/request"], runs),
+        table(
+            [
+                "harness",
+                "concurrency",
+                "rollouts",
+                "eval wall s",
+                "start-up s (before the first rollout)",
+                "rollout phase s",
+                "endpoint CPU ms/request",
+            ],
+            runs,
+        ),
         *experiment,
         "",
         "Targets:",
         "",
-        f"- at least 10x the stock harness's rollouts/s: **{'met' if worst_vs_null and worst_vs_null >= 10 else 'not met'}** "
+        (
+            "- at least 10x the stock harness's rollouts/s: "
+            f"**{'met' if worst_vs_null and worst_vs_null >= 10 else 'not met'}** "
+        )
         + (f"(lowest ratio {worst_vs_null:.0f}x)." if worst_vs_null else "(not measured)."),
-        f"- within 2x of the endpoint's own request rate with a bare client: **{'met' if best_vs_bare <= 2 else 'not met'}** "
-        f"(the bare aiohttp client is {best_vs_bare:.1f}x faster at best). See the analysis below.",
+        (
+            "- within 2x of the endpoint's own request rate with a bare client: "
+            f"**{'met' if best_vs_bare <= 2 else 'not met'}** "
+            f"(the bare aiohttp client is {best_vs_bare:.1f}x faster at best). See the analysis below."
+        ),
         "",
     ]
 
@@ -111,27 +190,58 @@ def report_section(r: dict) -> list[str]:
     for env_id, per in r["benchmarks"].items():
         for n, run in sorted(per["runs"].items(), key=lambda kv: int(kv[0])):
             p = run["phases"]
-            rows.append([
-                env_id, int(n), run["mib"], run["errored_rows"], run["floor_s"], run["report_s"], f"{run['ratio']:.2f}x",
-                run["no_plots_s"], f"{run['ratio_no_plots']:.2f}x", run["startup_s"], p["read_s"], f"{p['read_s'] / run['floor_s']:.2f}x",
-                p["figures_s"], p["render_s"], p["plots_import_s"] + p["plots_s"],
-            ])
+            rows.append(
+                [
+                    env_id,
+                    int(n),
+                    run["mib"],
+                    run["errored_rows"],
+                    run["floor_s"],
+                    run["report_s"],
+                    f"{run['ratio']:.2f}x",
+                    run["no_plots_s"],
+                    f"{run['ratio_no_plots']:.2f}x",
+                    run["startup_s"],
+                    p["read_s"],
+                    f"{p['read_s'] / run['floor_s']:.2f}x",
+                    p["figures_s"],
+                    p["render_s"],
+                    p["plots_import_s"] + p["plots_s"],
+                ]
+            )
     memory = []
     for env_id, per in r["benchmarks"].items():
         sizes = sorted(per["runs"], key=int)
         lo, hi = per["runs"][sizes[0]], per["runs"][sizes[-1]]
-        memory.append([
-            env_id, f"{int(sizes[0]):,} -> {int(sizes[-1]):,}", lo["floor_rss_mib"], lo["report_rss_mib"], hi["report_rss_mib"],
-            per["rss_kib_per_row"], lo["no_plots_rss_mib"], hi["no_plots_rss_mib"], per["rss_kib_per_row_no_plots"],
-            (hi["mib"] - lo["mib"]) * 1024 / (int(sizes[-1]) - int(sizes[0])),
-        ])
+        memory.append(
+            [
+                env_id,
+                f"{int(sizes[0]):,} -> {int(sizes[-1]):,}",
+                lo["floor_rss_mib"],
+                lo["report_rss_mib"],
+                hi["report_rss_mib"],
+                per["rss_kib_per_row"],
+                lo["no_plots_rss_mib"],
+                hi["no_plots_rss_mib"],
+                per["rss_kib_per_row_no_plots"],
+                (hi["mib"] - lo["mib"]) * 1024 / (int(sizes[-1]) - int(sizes[0])),
+            ]
+        )
     largest = {env_id: per["runs"][max(per["runs"], key=int)] for env_id, per in r["benchmarks"].items()}
     n_largest = max(int(n) for per in r["benchmarks"].values() for n in per["runs"])
     worst = max(run["ratio"] for run in largest.values())
     worst_bare = max(run["ratio_no_plots"] for run in largest.values())
     worst_read = max(run["phases"]["read_s"] / run["floor_s"] for run in largest.values())
-    worst_slope = max(max(per["rss_kib_per_row"], per["rss_kib_per_row_no_plots"]) for per in r["benchmarks"].values())
-    imported = sorted({m for run in largest.values() for m in run["phases"]["verifiers_imported"] + run["phases"]["tasksets_imported"]})
+    worst_slope = max(
+        max(per["rss_kib_per_row"], per["rss_kib_per_row_no_plots"]) for per in r["benchmarks"].values()
+    )
+    imported = sorted(
+        {
+            m
+            for run in largest.values()
+            for m in run["phases"]["verifiers_imported"] + run["phases"]["tasksets_imported"]
+        }
+    )
     repeat = max((len(run.get("rounds_s", {}).get("floor", [])) for run in largest.values()), default=1)
 
     def verdict(ok: bool) -> str:
@@ -140,37 +250,89 @@ def report_section(r: dict) -> list[str]:
     return [
         "## 2. Report speed and memory",
         "",
-        "`bench/report_speed.py`. Real `eval` rows of each benchmark (a few percent errored by an injected persistent HTTP "
-        "500), repeated with their own idx and id up to each size (with the selection of a run of that size, so the report "
-        "reads a complete run). `medhal report` runs as a fresh process, with plots and with `--no-plots`, against the floor "
-        "of reading the file and `json.loads`-ing every line (a fresh process too); times include process start-up. "
-        f"Floor and reports run back to back, {repeat} round{'s' if repeat > 1 else ''} per size, and each keeps its fastest "
-        "round. The phases (start-up = imports of medhal and of the environment's light report module; reading; figures "
-        "with their bootstrap intervals; report.json/md/html; plots, with the matplotlib import) are timed in a separate "
-        "in-process run. Peak RSS is each process's own high-water mark.",
+        (
+            "`bench/report_speed.py`. Real `eval` rows of each benchmark (a few percent errored by an "
+            "injected "
+            "persistent HTTP "
+            "500), repeated with their own idx and id up to each size (with the selection of a run of that "
+            "size, so the report "
+            "reads a complete run). `medhal report` runs as a fresh process, with plots and with "
+            "`--no-plots`, "
+            "against the floor "
+            "of reading the file and `json.loads`-ing every line (a fresh process too); times include "
+            "process "
+            "start-up. "
+            f"Floor, both reports and a phase-timing run go back to back, {repeat} "
+            f"round{'s' if repeat > 1 else ''} per size, "
+            "and each keeps its fastest round (the machine is shared: the fastest round is the least "
+            "disturbed). The "
+            "phases (start-up = imports of medhal and of the environment's light report module; reading; "
+            "figures with their "
+            "bootstrap intervals; report.json/md/html; plots, with the matplotlib import) are timed inside "
+            "that fourth "
+            "process. Peak RSS is each process's own high-water mark."
+        ),
         "",
         table(
-            ["benchmark", "rows", "MiB", "errored", "floor s", "report s", "report / floor", "--no-plots s",
-             "--no-plots / floor", "start-up s", "read s", "read / floor", "figures s", "json+md+html s", "plots s"],
+            [
+                "benchmark",
+                "rows",
+                "MiB",
+                "errored",
+                "floor s",
+                "report s",
+                "report / floor",
+                "--no-plots s",
+                "--no-plots / floor",
+                "start-up s",
+                "read s",
+                "read / floor",
+                "figures s",
+                "json+md+html s",
+                "plots s",
+            ],
             rows,
         ),
         "",
-        "Peak memory against the number of rows (the file is streamed; what a report keeps grows with the clusters, "
-        "groups and distinct error messages, not with the rows):",
+        (
+            "Peak memory against the number of rows (the file is streamed; what a report keeps grows with "
+            "the "
+            "clusters, "
+            "groups and distinct error messages, not with the rows):"
+        ),
         "",
         table(
-            ["benchmark", "rows", "floor peak RSS MiB", "report peak RSS MiB (smallest)", "(largest)", "growth KiB/row",
-             "--no-plots peak RSS MiB (smallest)", "(largest)", "--no-plots growth KiB/row", "file KiB/row"],
+            [
+                "benchmark",
+                "rows",
+                "floor peak RSS MiB",
+                "report peak RSS MiB (smallest)",
+                "(largest)",
+                "growth KiB/row",
+                "--no-plots peak RSS MiB (smallest)",
+                "(largest)",
+                "--no-plots growth KiB/row",
+                "file KiB/row",
+            ],
             memory,
         ),
         "",
         "Targets:",
         "",
-        f"- `medhal report` within 2x of the read-and-parse floor at {n_largest:,} rows, start-up included: "
-        f"**{verdict(worst_bare <= 2)} without plots** (up to {worst_bare:.2f}x), **{verdict(worst <= 2)} with plots** "
-        f"(up to {worst:.2f}x; the plots' fixed cost is mostly importing matplotlib). The reading phase alone is "
-        f"within {worst_read:.2f}x of the floor.",
-        f"- peak memory growth under 0.1 KiB per row: **{verdict(worst_slope < 0.1)}** (at most {worst_slope:.3f} KiB per row).",
+        (
+            f"- `medhal report` within 2x of the read-and-parse floor at {n_largest:,} rows, start-up "
+            "included: "
+            f"**{verdict(worst_bare <= 2)} without plots** (up to {worst_bare:.2f}x), "
+            f"**{verdict(worst <= 2)} "
+            "with plots** "
+            f"(up to {worst:.2f}x; the plots' fixed cost is mostly importing matplotlib). The reading phase "
+            "alone is "
+            f"within {worst_read:.2f}x of the floor."
+        ),
+        (
+            f"- peak memory growth under 0.1 KiB per row: **{verdict(worst_slope < 0.1)}** (at most "
+            f"{worst_slope:.3f} KiB per row)."
+        ),
         f"- the report imports no verifiers module and no environment taskset: **{verdict(not imported)}**"
         + (f" ({', '.join(imported[:5])})." if imported else " (checked on every run, from `sys.modules`)."),
         "",
@@ -184,10 +346,22 @@ def startup_section(r: dict) -> list[str]:
     rows = []
     for env_id, s in per.items():
         p = s["score_phases"]
-        rows.append([
-            env_id, s["python_s"], s["report_small_s"], s["report_small_rss_mib"], s["score_small_s"], s["score_small_rss_mib"],
-            p["verifiers_import_s"], p["medhal_imports_s"], p["taskset_import_s"], p["build_tasks_s"], p["score_write_s"], p["report_s"],
-        ])
+        rows.append(
+            [
+                env_id,
+                s["python_s"],
+                s["report_small_s"],
+                s["report_small_rss_mib"],
+                s["score_small_s"],
+                s["score_small_rss_mib"],
+                p["verifiers_import_s"],
+                p["medhal_imports_s"],
+                p["taskset_import_s"],
+                p["build_tasks_s"],
+                p["score_write_s"],
+                p["report_s"],
+            ]
+        )
     first = next(iter(per.values()))
 
     def packages(key: str) -> str:
@@ -196,19 +370,41 @@ def startup_section(r: dict) -> list[str]:
     return [
         "### Start-up of `medhal report` and `medhal score`",
         "",
-        "The fixed cost every run pays, measured on 20 items: `python -c pass`, `medhal report --no-plots` and "
-        "`medhal score --no-plots` as fresh processes, and the phases of `medhal score` in-process (verifiers imported "
-        "first, then medhal's modules, then the environment's taskset class; building the tasks; scoring and writing "
-        "the traces; the report).",
+        (
+            "The fixed cost every run pays, measured on 20 items: `python -c pass`, `medhal report "
+            "--no-plots` "
+            "and "
+            "`medhal score --no-plots` as fresh processes, and the phases of `medhal score` in-process "
+            "(verifiers imported "
+            "first, then medhal's modules, then the environment's taskset class; building the tasks; scoring "
+            "and writing "
+            "the traces; the report)."
+        ),
         "",
         table(
-            ["benchmark", "python s", "report s", "report peak RSS MiB", "score s", "score peak RSS MiB",
-             "score: verifiers import s", "medhal imports s", "taskset import s", "build tasks s", "score + write s",
-             "report s"],
+            [
+                "benchmark",
+                "python s",
+                "report s",
+                "report peak RSS MiB",
+                "score s",
+                "score peak RSS MiB",
+                "score: verifiers import s",
+                "medhal imports s",
+                "taskset import s",
+                "build tasks s",
+                "score + write s",
+                "report s",
+            ],
             rows,
         ),
         "",
-        f"Where start-up goes (`python -X importtime`, slowest packages, cumulative; {next(iter(per))}):",
+        (
+            f"Where start-up goes (`python -X importtime`, slowest packages, {next(iter(per))}; cumulative, "
+            "so "
+            "a package's "
+            "time includes what it imports: medhal's includes numpy, and under `medhal score` verifiers):"
+        ),
         "",
         f"- `medhal report`: {packages('report_imports')}.",
         f"- `medhal score`: {packages('score_imports')}.",
@@ -225,65 +421,154 @@ def adversarial_section(a: dict) -> list[str]:
     for (benchmark, convention), group in by.items():
         worst = max(group, key=lambda row: row["ratio"])
         slowest = max(group, key=lambda row: row["seconds_large"])
-        table_rows.append([
-            benchmark, convention, len(group), f"{worst['ratio']:.0f}", worst["shape"], slowest["seconds_large"] * 1000,
-            slowest["shape"],
-        ])
+        table_rows.append(
+            [
+                benchmark,
+                convention,
+                len(group),
+                f"{worst['ratio']:.0f}",
+                worst["shape"],
+                slowest["seconds_large"] * 1000,
+                slowest["shape"],
+            ]
+        )
     linear = a["linear_ratio"]
     worst = a["worst"]
     return [
         "## 4. Reply readers: linear time on hostile replies",
         "",
-        f"`bench/adversarial_replies.py`. Every reader of every benchmark (three conventions each) on {len({r['shape'] for r in rows})} "
-        f"reply shapes that defeat backtracking parsers (unclosed tags and braces, runs of quotes, keys, negations, "
-        f"numbered lines, ...), at {a['small_chars']:,} and {a['large_chars']:,} characters. The ratio of the two "
-        f"times is {linear:.0f} for a linear reader and {linear ** 2:,.0f} for a quadratic one. Per reader, the shape "
-        "with the highest ratio and the slowest shape at the large size:",
+        (
+            "`bench/adversarial_replies.py`. Every reader of every benchmark (three conventions each) on "
+            f"{len({r['shape'] for r in rows})} "
+            "reply shapes that defeat backtracking parsers (unclosed tags and braces, runs of quotes, keys, "
+            "negations, "
+            f"numbered lines, ...), at {a['small_chars']:,} and {a['large_chars']:,} characters. The ratio "
+            "of "
+            "the two "
+            f"times is {linear:.0f} for a linear reader and {linear**2:,.0f} for a quadratic one. Per "
+            "reader, "
+            "the shape "
+            "with the highest ratio and the slowest shape at the large size:"
+        ),
         "",
-        table(["benchmark", "convention", "shapes", "highest ratio large / small", "its shape",
-               f"slowest at {a['large_chars']:,} chars (ms)", "its shape"], table_rows),
+        table(
+            [
+                "benchmark",
+                "convention",
+                "shapes",
+                "highest ratio large / small",
+                "its shape",
+                f"slowest at {a['large_chars']:,} chars (ms)",
+                "its shape",
+            ],
+            table_rows,
+        ),
         "",
-        f"Target: every reader linear: **{'met' if worst['ratio'] < 3 * linear else 'not met'}** (highest ratio "
-        f"{worst['ratio']:.0f}, {worst['benchmark']} {worst['convention']} on '{worst['shape']}'; linear = {linear:.0f}, "
-        "so anything well below a few hundred is linear with timing noise on small inputs).",
+        (
+            f"Target: every reader linear: **{'met' if worst['ratio'] < 3 * linear else 'not met'}** "
+            "(highest "
+            "ratio "
+            f"{worst['ratio']:.0f}, {worst['benchmark']} {worst['convention']} on '{worst['shape']}'; "
+            "linear = "
+            f"{linear:.0f}, "
+            "so anything well below a few hundred is linear with timing noise on small inputs)."
+        ),
+        "",
+    ]
+
+
+def metrics_section(m: dict) -> list[str]:
+    return [
+        "## 5. Statistics core",
+        "",
+        (
+            f"`bench/metrics_speed.py`. `medhal.metrics` at report scale ({m['items']:,} items; best of "
+            f"{m['repeat']}): "
+            "streaming items into `ClusterSums`, the bootstrap intervals a report draws (1,000 resamples), a "
+            "paired "
+            "comparison and McNemar's test. Peak memory is tracemalloc's peak of Python allocations during "
+            "one "
+            "step."
+        ),
+        "",
+        table(
+            ["step", "best wall s", "peak MiB", "note"],
+            [[r["step"], r["wall_s"], r["peak_mib"], r["note"]] for r in m["steps"]],
+        ),
         "",
     ]
 
 
 def tasks_section(t: dict) -> list[str]:
     build = [
-        [k, v["items"], v["first_s"], v["best_s"], v["median_s"], v["per_item_us"]] for k, v in t["build"].items()
+        [k, v["items"], v["first_s"], v["best_s"], v["median_s"], v["per_item_us"]]
+        for k, v in t["build"].items()
     ]
     scoring = [
-        [k, v["replies"], v["mean_reply_chars"], v["parse_score_us"], v["parse_score_p99_us"], v["task_score_us"]]
+        [
+            k,
+            v["replies"],
+            v["mean_reply_chars"],
+            v["parse_score_us"],
+            v["parse_score_p99_us"],
+            v["task_score_us"],
+        ]
         for k, v in t["scoring"].items()
     ]
     medfact = t["build"].get("medfact-bench")
     verdict = (
-        f"**{'met' if medfact['first_s'] < TARGET_BUILD_S else 'not met'}** ({medfact['items']:,} tasks in {medfact['first_s']:.2f} s, first build)"
-        if medfact else "not measured"
+        f"**{'met' if medfact['first_s'] < TARGET_BUILD_S else 'not met'}** ({medfact['items']:,} tasks in "
+        f"{medfact['first_s']:.2f} s, first build)"
+        if medfact
+        else "not measured"
     )
     return [
         "## 3. Task building and scoring cost",
         "",
-        "`bench/tasks_and_scoring.py`. Task building: a local file (or directory) of the complete benchmark's size, "
-        "loaded and turned into tasks as `eval` does (`Taskset.select()`), in-process after imports; the first build "
-        "also reads and checks the prompt assets. MedFact-Bench and Med-HALT rows are cycled from the real upstream "
-        "rows in shared data (Med-HALT in the seven sets' real proportions), MedHallu from the real pqa_labeled rows.",
+        (
+            "`bench/tasks_and_scoring.py`. Task building: a local file (or directory) of the complete "
+            "benchmark's size, "
+            "loaded and turned into tasks as `eval` does (`Taskset.select()`), in-process after imports; the "
+            "first build "
+            "also reads and checks the prompt assets. MedFact-Bench and Med-HALT rows are cycled from the "
+            "real "
+            "upstream "
+            "rows in shared data (Med-HALT in the seven sets' real proportions), MedHallu from the real "
+            "pqa_labeled rows."
+        ),
         "",
         table(["benchmark", "tasks", "first build s", "best build s", "median build s", "us/task"], build),
         "",
         f"Target: MedFact-Bench's 14,274 tasks in under {TARGET_BUILD_S:.0f} s: {verdict}.",
         "",
-        "Scoring cost per reply: the benchmark's pure reading and grading (`<package>.scoring.score`: the reply read "
-        "under all three conventions, medhal, authors and strict, and each reading graded: what the task's one metric "
-        "computes), and the full `Task.score` a rollout runs (the trace built around the reply, the metric and the reward). "
-        "Replies: the 340 real Med-V1 outputs (MedFact-Bench); the real deepseek-r1-7b answers of the shared Med-HALT "
-        "samples in three reply shapes; for MedHallu, which has no model outputs offline, the verdict shapes its readers "
-        "document.",
+        (
+            "Scoring cost per reply: the benchmark's pure reading and grading (`<package>.scoring.score`: "
+            "the "
+            "reply read "
+            "under all three conventions, medhal, authors and strict, and each reading graded: what the "
+            "task's "
+            "one metric "
+            "computes), and the full `Task.score` a rollout runs (the trace built around the reply, the "
+            "metric "
+            "and the reward). "
+            "Replies: the 340 real Med-V1 outputs (MedFact-Bench); the real deepseek-r1-7b answers of the "
+            "shared Med-HALT "
+            "samples in three reply shapes; for MedHallu, which has no model outputs offline, the verdict "
+            "shapes its readers "
+            "document."
+        ),
         "",
-        table(["benchmark", "distinct replies", "mean reply chars", "score (3 readings + grades) us/reply", "p99 us",
-               "Task.score us/reply"], scoring),
+        table(
+            [
+                "benchmark",
+                "distinct replies",
+                "mean reply chars",
+                "score (3 readings + grades) us/reply",
+                "p99 us",
+                "Task.score us/reply",
+            ],
+            scoring,
+        ),
         "",
     ]
 
@@ -292,12 +577,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--in", dest="source", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--out", type=Path, default=ROOT / "reports" / "performance.md")
-    parser.add_argument("--notes", type=Path, default=Path(__file__).resolve().parent / "performance_notes.md",
-                        help="hand-written analysis appended after the tables")
+    parser.add_argument(
+        "--notes",
+        type=Path,
+        default=Path(__file__).resolve().parent / "performance_notes.md",
+        help="hand-written analysis appended after the tables",
+    )
     ns = parser.parse_args()
     results = {
         name: data
-        for name in ("throughput", "report_speed", "tasks_and_scoring", "adversarial_replies")
+        for name in (
+            "throughput",
+            "report_speed",
+            "tasks_and_scoring",
+            "adversarial_replies",
+            "metrics_speed",
+        )
         if (data := load(ns.source, name))
     }
     if not results:
@@ -305,16 +600,26 @@ def main() -> None:
     lines = [
         "# Performance",
         "",
-        "Measured speed of the medhal environments. Every figure below is produced by a script in `bench/` and copied "
-        "here by `bench/render_report.py` from the JSON it wrote (`reports/bench/`); ratios compare measurements "
-        "taken in the same run on the same machine. Reproduce with:",
+        (
+            "Measured speed of the medhal environments. Every figure below is produced by a script in "
+            "`bench/` "
+            "and copied "
+            "here by `bench/render_report.py` from the JSON it wrote (`reports/bench/`); ratios compare "
+            "measurements "
+            "taken in the same run on the same machine. Reproduce with:"
+        ),
         "",
         "```sh",
-        "export MEDHAL_SHARED_DATA=../shared/data   # real upstream rows, replies and prompt files (not in the repository)",
+        (
+            "export MEDHAL_SHARED_DATA=../shared/data   # real upstream rows, replies and prompt files "
+            "(not in "
+            "the repository)"
+        ),
         "uv run python bench/throughput.py --aiohttp-harness",
         "uv run python bench/report_speed.py",
         "uv run python bench/tasks_and_scoring.py",
         "uv run python bench/adversarial_replies.py",
+        "uv run python bench/metrics_speed.py",
         "uv run python bench/render_report.py",
         "```",
         "",
@@ -322,8 +627,11 @@ def main() -> None:
         "",
         *machine_lines({name: data for name, data in results.items() if "machine" in data}),
         "",
-        "The machine is shared: a load average above the CPU count at the end of a run means other work ran during "
-        "it, which slows absolute figures (ratios measured in the same run are affected less).",
+        (
+            "The machine is shared: a load average above the CPU count at the end of a run means other work "
+            "ran during "
+            "it, which slows absolute figures (ratios measured in the same run are affected less)."
+        ),
         "",
     ]
     if "throughput" in results:
@@ -335,6 +643,8 @@ def main() -> None:
         lines += tasks_section(results["tasks_and_scoring"])
     if "adversarial_replies" in results:
         lines += adversarial_section(results["adversarial_replies"])
+    if "metrics_speed" in results:
+        lines += metrics_section(results["metrics_speed"])
     if ns.notes.is_file():
         lines += [ns.notes.read_text().rstrip(), ""]
     ns.out.parent.mkdir(parents=True, exist_ok=True)

@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BIN, out_dir, run_measured, table, write_json  # noqa: E402
-from data import BENCHES, asset_env, usable  # noqa: E402
+from common import BIN, out_dir, run_measured, table, write_json
+from data import BENCHES, asset_env, usable
 
 TEMPLATE_ROLLOUTS = 300
 FAIL_EVERY = 50  # one item in 50 gets a persistent HTTP 500: an errored row
@@ -86,8 +86,18 @@ def template_rows(bench, tmp: Path, env: dict[str, str]) -> list[dict]:
 
     out = tmp / f"templates-{bench.env_id}"
     argv = [
-        str(BIN / "eval"), bench.env_id, "--no-push", "--no-rich", "-m", "scripted", "-o", str(out), "-c", "32",
-        "-n", str(TEMPLATE_ROLLOUTS),
+        str(BIN / "eval"),
+        bench.env_id,
+        "--no-push",
+        "--no-rich",
+        "-m",
+        "scripted",
+        "-o",
+        str(out),
+        "-c",
+        "32",
+        "-n",
+        str(TEMPLATE_ROLLOUTS),
     ]
     for key, value in options.items():
         argv += [f"--taskset.{key.replace('_', '-')}", value if isinstance(value, str) else json.dumps(value)]
@@ -95,8 +105,8 @@ def template_rows(bench, tmp: Path, env: dict[str, str]) -> list[dict]:
         m = run_measured([*argv, "--client.base-url", endpoint.base_url], env=env, timeout=900)
     if m.returncode != 0:
         raise SystemExit(f"eval {bench.env_id} exited {m.returncode}:\n{m.stderr[-3000:]}")
-    rows = [json.loads(line) for line in open(out / "traces.jsonl", encoding="utf-8")]
-    return rows
+    with open(out / "traces.jsonl", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
 
 
 def expand(templates: list[dict], n: int, path: Path) -> dict:
@@ -170,45 +180,92 @@ def startup(bench, tmp: Path, env: dict[str, str]) -> dict:
     dataset = options["dataset_path"]
     replies = bench.replies()
     predictions = tmp / f"predictions-{bench.env_id}.jsonl"
-    predictions.write_text("".join(json.dumps({"idx": i, "reply": replies[i % len(replies)]}) + "\n" for i in range(20)))
+    predictions.write_text(
+        "".join(json.dumps({"idx": i, "reply": replies[i % len(replies)]}) + "\n" for i in range(20))
+    )
     out = tmp / f"score-{bench.env_id}"
-    argv = [str(BIN / "medhal"), "score", bench.env_id, "--predictions", str(predictions), "-o", str(out), "--no-plots"]
+    argv = [
+        str(BIN / "medhal"),
+        "score",
+        bench.env_id,
+        "--predictions",
+        str(predictions),
+        "-o",
+        str(out),
+        "--no-plots",
+    ]
     for key, value in options.items():
         argv += [f"--taskset.{key.replace('_', '-')}", value]
     score = run_measured(argv, env=env)
     if score.returncode != 0:
         raise SystemExit(f"medhal score {bench.env_id} exited {score.returncode}:\n{score.stderr[-3000:]}")
-    report = run_measured([str(BIN / "medhal"), "report", str(out), "-o", str(tmp / "startup-report"), "--no-plots",
-                           "--max-error-rate", "1", "--allow-incomplete"], env=env)
+    report = run_measured(
+        [
+            str(BIN / "medhal"),
+            "report",
+            str(out),
+            "-o",
+            str(tmp / "startup-report"),
+            "--no-plots",
+            "--max-error-rate",
+            "1",
+            "--allow-incomplete",
+        ],
+        env=env,
+    )
     if report.returncode != 0:
         raise SystemExit(f"medhal report (start-up) exited {report.returncode}:\n{report.stderr[-3000:]}")
-    phases = run_measured([sys.executable, "-c", SCORE_PHASES, bench.env_id, str(predictions), dataset, str(tmp / "score-phases")], env=env)
+    phases = run_measured(
+        [
+            sys.executable,
+            "-c",
+            SCORE_PHASES,
+            bench.env_id,
+            str(predictions),
+            dataset,
+            str(tmp / "score-phases"),
+        ],
+        env=env,
+    )
     if phases.returncode != 0:
         raise SystemExit(f"score phase timing failed:\n{phases.stderr[-3000:]}")
     bare = run_measured([sys.executable, "-c", "pass"])
     return {
         "python_s": bare.wall_s,
-        "report_small_s": report.wall_s, "report_small_rss_mib": report.max_rss_mib,
-        "score_small_s": score.wall_s, "score_small_rss_mib": score.max_rss_mib,
+        "report_small_s": report.wall_s,
+        "report_small_rss_mib": report.max_rss_mib,
+        "score_small_s": score.wall_s,
+        "score_small_rss_mib": score.max_rss_mib,
         "score_phases": json.loads(phases.stdout.strip().splitlines()[-1]),
         "report_imports": import_breakdown(
             "import medhal.cli, medhal.report_files, medhal.markdown, medhal.html\n"
-            f"from medhal.registry import report_spec; report_spec({bench.env_id!r})", env
+            f"from medhal.registry import report_spec; report_spec({bench.env_id!r})",
+            env,
         ),
         "score_imports": import_breakdown(
-            f"import medhal.cli, medhal.scoring\nfrom verifiers.v1.loaders import taskset_class; taskset_class({bench.env_id!r})",
+            "import medhal.cli, medhal.scoring\nfrom verifiers.v1.loaders import taskset_class; "
+            f"taskset_class({bench.env_id!r})",
             env,
         ),
     }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="20,000 rows (smoke test)")
     parser.add_argument("--rows", type=int, default=None, help="largest file (default 100,000)")
     parser.add_argument("--bench", action="append", choices=sorted(BENCHES), help="only these benchmarks")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds of floor + reports per size (fastest kept)")
-    parser.add_argument("--out", type=Path, default=None, help="directory for the JSON (default reports/bench, or outputs/bench with --quick)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="rounds of floor + reports per size (fastest kept)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
+    )
     ns = parser.parse_args()
     largest = ns.rows or (20_000 if ns.quick else 100_000)
     sizes = sorted({largest // 10, largest // 2, largest})
@@ -227,42 +284,57 @@ def main() -> None:
                 command = [str(BIN / "medhal"), "report", str(trace_file), "--max-error-rate", "1"]
                 # The floor and both reports back to back, `repeat` rounds, so they see the
                 # same machine load; each keeps its fastest round (the least disturbed one).
-                rounds: dict[str, list] = {"floor": [], "report": [], "no_plots": []}
+                rounds: dict[str, list] = {"floor": [], "report": [], "no_plots": [], "phases": []}
                 for _ in range(ns.repeat):
                     rounds["floor"].append(run_measured([sys.executable, "-c", FLOOR, str(trace_file)]))
                     rounds["report"].append(run_measured([*command, "-o", str(tmp / "out")], env=env))
                     rounds["no_plots"].append(
                         run_measured([*command, "-o", str(tmp / "out-no-plots"), "--no-plots"], env=env)
                     )
-                    for m in (rounds["report"][-1], rounds["no_plots"][-1]):
+                    rounds["phases"].append(
+                        run_measured([sys.executable, "-c", PHASES, str(trace_file)], env=env)
+                    )
+                    for m in (rounds["report"][-1], rounds["no_plots"][-1], rounds["phases"][-1]):
                         if m.returncode != 0:
                             raise SystemExit(f"medhal report exited {m.returncode}:\n{m.stderr[-3000:]}")
-                floor, rep, bare = (min(rounds[k], key=lambda m: m.wall_s) for k in ("floor", "report", "no_plots"))
+                floor, rep, bare, phases = (
+                    min(rounds[k], key=lambda m: m.wall_s) for k in ("floor", "report", "no_plots", "phases")
+                )
                 report = json.loads((tmp / "out" / "report.json").read_text())
-                assert report["n"] == n and report["n_errors"] == info["errored_rows"], (report["n"], report["n_errors"], info)
+                assert report["n"] == n and report["n_errors"] == info["errored_rows"], (
+                    report["n"],
+                    report["n_errors"],
+                    info,
+                )
                 assert report["complete"], "the expanded run should read as complete"
-                phases = run_measured([sys.executable, "-c", PHASES, str(trace_file)], env=env)
-                if phases.returncode != 0:
-                    raise SystemExit(f"phase timing failed:\n{phases.stderr[-3000:]}")
                 p = json.loads(phases.stdout.strip().splitlines()[-1])
                 if p["verifiers_imported"] or p["tasksets_imported"]:
-                    raise SystemExit(f"the report imported {p['verifiers_imported'][:3]} {p['tasksets_imported'][:3]}")
+                    raise SystemExit(
+                        f"the report imported {p['verifiers_imported'][:3]} {p['tasksets_imported'][:3]}"
+                    )
                 startup_s = p["imports_s"] + p["env_import_s"]
                 per["runs"][n] = run = {
                     **info,
-                    "floor_s": floor.wall_s, "floor_rss_mib": floor.max_rss_mib,
-                    "report_s": rep.wall_s, "report_cpu_s": rep.cpu_s, "report_rss_mib": rep.max_rss_mib,
-                    "no_plots_s": bare.wall_s, "no_plots_cpu_s": bare.cpu_s, "no_plots_rss_mib": bare.max_rss_mib,
+                    "floor_s": floor.wall_s,
+                    "floor_rss_mib": floor.max_rss_mib,
+                    "report_s": rep.wall_s,
+                    "report_cpu_s": rep.cpu_s,
+                    "report_rss_mib": rep.max_rss_mib,
+                    "no_plots_s": bare.wall_s,
+                    "no_plots_cpu_s": bare.cpu_s,
+                    "no_plots_rss_mib": bare.max_rss_mib,
                     "ratio": rep.wall_s / floor.wall_s,
                     "ratio_no_plots": bare.wall_s / floor.wall_s,
                     "startup_s": startup_s,
                     "ratio_without_startup": (bare.wall_s - startup_s) / floor.wall_s,
                     "rounds_s": {k: [round(m.wall_s, 3) for m in v] for k, v in rounds.items()},
+                    "read_over_floor": p["read_s"] / floor.wall_s,
                     "phases": p,
                 }
                 print(
                     f"{bench.env_id} {n:,} rows ({info['mib']:.0f} MiB): floor {floor.wall_s:.1f} s, report "
-                    f"{rep.wall_s:.1f} s (x{run['ratio']:.2f}), --no-plots {bare.wall_s:.1f} s (x{run['ratio_no_plots']:.2f}), "
+                    f"{rep.wall_s:.1f} s (x{run['ratio']:.2f}), --no-plots {bare.wall_s:.1f} s "
+                    f"(x{run['ratio_no_plots']:.2f}), "
                     f"peak RSS {rep.max_rss_mib:.0f} / {bare.max_rss_mib:.0f} MiB",
                     flush=True,
                 )
@@ -271,23 +343,55 @@ def main() -> None:
     for env_id, per in results["benchmarks"].items():
         for n, r in per["runs"].items():
             p = r["phases"]
-            rows.append([
-                env_id, n, r["mib"], r["floor_s"], r["report_s"], r["ratio"], r["no_plots_s"], r["ratio_no_plots"],
-                r["startup_s"], p["read_s"], p["figures_s"], p["render_s"], p["plots_import_s"] + p["plots_s"],
-                r["floor_rss_mib"], r["report_rss_mib"], r["no_plots_rss_mib"],
-            ])
+            rows.append(
+                [
+                    env_id,
+                    n,
+                    r["mib"],
+                    r["floor_s"],
+                    r["report_s"],
+                    r["ratio"],
+                    r["no_plots_s"],
+                    r["ratio_no_plots"],
+                    r["startup_s"],
+                    p["read_s"],
+                    p["figures_s"],
+                    p["render_s"],
+                    p["plots_import_s"] + p["plots_s"],
+                    r["floor_rss_mib"],
+                    r["report_rss_mib"],
+                    r["no_plots_rss_mib"],
+                ]
+            )
         lo, hi = per["runs"][min(per["runs"])], per["runs"][max(per["runs"])]
         span = hi["rows"] - lo["rows"]
         per["rss_kib_per_row"] = (hi["report_rss_mib"] - lo["report_rss_mib"]) * 1024 / span
         per["rss_kib_per_row_no_plots"] = (hi["no_plots_rss_mib"] - lo["no_plots_rss_mib"]) * 1024 / span
         growth.append([env_id, per["rss_kib_per_row"], per["rss_kib_per_row_no_plots"]])
     print()
-    print(table(
-        ["benchmark", "rows", "MiB", "floor s", "report s", "report / floor", "--no-plots s", "--no-plots / floor",
-         "start-up s", "read s", "figures s", "json+md+html s", "plots s", "floor RSS MiB", "report RSS MiB",
-         "--no-plots RSS MiB"],
-        rows,
-    ))
+    print(
+        table(
+            [
+                "benchmark",
+                "rows",
+                "MiB",
+                "floor s",
+                "report s",
+                "report / floor",
+                "--no-plots s",
+                "--no-plots / floor",
+                "start-up s",
+                "read s",
+                "figures s",
+                "json+md+html s",
+                "plots s",
+                "floor RSS MiB",
+                "report RSS MiB",
+                "--no-plots RSS MiB",
+            ],
+            rows,
+        )
+    )
     print()
     print(table(["benchmark", "peak RSS growth KiB/row", "--no-plots KiB/row"], growth))
     path = write_json(out_dir(ns.out, ns.quick), "report_speed" + ("-quick" if ns.quick else ""), results)

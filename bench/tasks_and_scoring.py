@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import out_dir, table, write_json  # noqa: E402
-from data import BENCHES, asset_env, usable  # noqa: E402
+from common import out_dir, table, write_json
+from data import BENCHES, asset_env, usable
 
 
 def load_tasks(env_id: str, options: dict) -> list:
@@ -86,11 +86,18 @@ def scoring_cost(bench, tasks: list, replies: list[str], count: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="a tenth of the items (smoke test)")
     parser.add_argument("--bench", action="append", choices=sorted(BENCHES), help="only these benchmarks")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=None, help="directory for the JSON (default reports/bench, or outputs/bench with --quick)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
+    )
     ns = parser.parse_args()
     results: dict = {"build": {}, "scoring": {}}
     with tempfile.TemporaryDirectory(prefix="medhal-tasks-") as tmpdir:
@@ -104,24 +111,61 @@ def main() -> None:
                 seconds, n = build(bench.env_id, options)
                 times.append(seconds)
             results["build"][bench.env_id] = {
-                "items": n, "first_s": times[0], "best_s": min(times), "median_s": statistics.median(times),
+                "items": n,
+                "first_s": times[0],
+                "best_s": min(times),
+                "median_s": statistics.median(times),
                 "per_item_us": min(times) / n * 1e6,
             }
-            print(f"{bench.env_id}: built {n:,} tasks in {times[0]:.2f} s (best {min(times):.2f} s)", flush=True)
+            print(
+                f"{bench.env_id}: built {n:,} tasks in {times[0]:.2f} s (best {min(times):.2f} s)", flush=True
+            )
             tasks = load_tasks(bench.env_id, options)
-            results["scoring"][bench.env_id] = r = scoring_cost(bench, tasks, bench.replies(), 2000 if ns.quick else 20000)
-            print(f"{bench.env_id}: parse+grade {r['parse_score_us']:.1f} us/reply, Task.score {r['task_score_us']:.1f} us/reply", flush=True)
+            results["scoring"][bench.env_id] = r = scoring_cost(
+                bench, tasks, bench.replies(), 2000 if ns.quick else 20000
+            )
+            print(
+                f"{bench.env_id}: parse+grade {r['parse_score_us']:.1f} us/reply, Task.score "
+                f"{r['task_score_us']:.1f} us/reply",
+                flush=True,
+            )
     print()
-    print(table(
-        ["benchmark", "items", "first build s", "best build s", "us/item"],
-        [[k, v["items"], v["first_s"], v["best_s"], v["per_item_us"]] for k, v in results["build"].items()],
-    ))
+    print(
+        table(
+            ["benchmark", "items", "first build s", "best build s", "us/item"],
+            [
+                [k, v["items"], v["first_s"], v["best_s"], v["per_item_us"]]
+                for k, v in results["build"].items()
+            ],
+        )
+    )
     print()
-    print(table(
-        ["benchmark", "replies (distinct)", "mean reply chars", "parse+grade us/reply", "p99 us", "Task.score us/reply"],
-        [[k, v["replies"], v["mean_reply_chars"], v["parse_score_us"], v["parse_score_p99_us"], v["task_score_us"]] for k, v in results["scoring"].items()],
-    ))
-    path = write_json(out_dir(ns.out, ns.quick), "tasks_and_scoring" + ("-quick" if ns.quick else ""), results)
+    print(
+        table(
+            [
+                "benchmark",
+                "replies (distinct)",
+                "mean reply chars",
+                "parse+grade us/reply",
+                "p99 us",
+                "Task.score us/reply",
+            ],
+            [
+                [
+                    k,
+                    v["replies"],
+                    v["mean_reply_chars"],
+                    v["parse_score_us"],
+                    v["parse_score_p99_us"],
+                    v["task_score_us"],
+                ]
+                for k, v in results["scoring"].items()
+            ],
+        )
+    )
+    path = write_json(
+        out_dir(ns.out, ns.quick), "tasks_and_scoring" + ("-quick" if ns.quick else ""), results
+    )
     print(f"\nwrote {path}")
 
 

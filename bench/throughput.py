@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BIN, out_dir, EndpointProcess, cpu_between, run_measured, table, write_json  # noqa: E402
-from data import MEDFACT, medfact_rows  # noqa: E402
+from common import BIN, EndpointProcess, cpu_between, out_dir, run_measured, table, write_json
+from data import MEDFACT, medfact_rows
 
 CONCURRENCY = (1, 16, 64)
 # Rollouts per (harness, concurrency): enough for a steady state, little enough that the
@@ -46,8 +46,22 @@ BARE_REQUESTS = {1: 1000, 16: 3000, 64: 3000}
 
 def eval_argv(harness: str, base_url: str, out: Path, n: int, c: int, dataset: str) -> list[str]:
     argv = [
-        str(BIN / "eval"), MEDFACT.env_id, "--client.base-url", base_url, "--no-push", "--no-rich",
-        "-m", "scripted", "-o", str(out), "-n", str(n), "-c", str(c), "--taskset.dataset-path", dataset,
+        str(BIN / "eval"),
+        MEDFACT.env_id,
+        "--client.base-url",
+        base_url,
+        "--no-push",
+        "--no-rich",
+        "-m",
+        "scripted",
+        "-o",
+        str(out),
+        "-n",
+        str(n),
+        "-c",
+        str(c),
+        "--taskset.dataset-path",
+        dataset,
     ]
     if harness == "null":
         argv += ["--harness.id", "null"]
@@ -84,12 +98,21 @@ def run_eval(harness: str, endpoint: EndpointProcess, n: int, c: int, dataset: s
         raise SystemExit(f"eval ({harness}, c={c}) exited {m.returncode}:\n{m.stderr[-3000:]}")
     rows, errors, first, last = rollout_window(out / "traces.jsonl")
     if rows != n or errors:
-        raise SystemExit(f"eval ({harness}, c={c}): {rows} rows, {errors} errored, expected {n} clean rows; see {out}")
+        raise SystemExit(
+            f"eval ({harness}, c={c}): {rows} rows, {errors} errored, expected {n} clean rows; see {out}"
+        )
     window_cpu = cpu_between(samples, first, last)
     return {
-        "n": n, "concurrency": c, "wall_s": m.wall_s, "startup_s": first - started, "window_s": last - first,
-        "cpu_s": m.cpu_s, "window_cpu_s": window_cpu, "rate": n / (last - first),
-        "cpu_per_rollout_s": window_cpu / n, "endpoint_cpu_per_rollout_s": cpu_endpoint / n,
+        "n": n,
+        "concurrency": c,
+        "wall_s": m.wall_s,
+        "startup_s": first - started,
+        "window_s": last - first,
+        "cpu_s": m.cpu_s,
+        "window_cpu_s": window_cpu,
+        "rate": n / (last - first),
+        "cpu_per_rollout_s": window_cpu / n,
+        "endpoint_cpu_per_rollout_s": cpu_endpoint / n,
         "max_rss_mib": m.max_rss_mib,
     }
 
@@ -113,7 +136,9 @@ async def bare_rate(client: str, base_url: str, body: dict, n: int, c: int) -> d
     else:
         import httpx
 
-        session = httpx.AsyncClient(limits=httpx.Limits(max_connections=c, max_keepalive_connections=c), timeout=60)
+        session = httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=c, max_keepalive_connections=c), timeout=60
+        )
 
         async def one() -> None:
             r = await session.post(url, content=payload, headers=headers)
@@ -131,10 +156,19 @@ async def bare_rate(client: str, base_url: str, body: dict, n: int, c: int) -> d
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="small counts (smoke test; figures are noisier)")
-    parser.add_argument("--out", type=Path, default=None, help="directory for the JSON (default reports/bench, or outputs/bench with --quick)")
-    parser.add_argument("--skip-null", action="store_true", help="only the in-process harness and the bare client")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
+    )
+    parser.add_argument(
+        "--skip-null", action="store_true", help="only the in-process harness and the bare client"
+    )
     parser.add_argument("--aiohttp-harness", action="store_true", help=f"also measure: {EXPERIMENT}")
     ns = parser.parse_args()
     counts = dict(QUICK if ns.quick else COUNTS)
@@ -148,7 +182,10 @@ def main() -> None:
     reply = replies[0]
 
     results: dict = {"counts": counts, "reply_chars": len(reply), "harness": {}, "bare": {}}
-    with tempfile.TemporaryDirectory(prefix="medhal-throughput-") as tmpdir, EndpointProcess(reply) as endpoint:
+    with (
+        tempfile.TemporaryDirectory(prefix="medhal-throughput-") as tmpdir,
+        EndpointProcess(reply) as endpoint,
+    ):
         tmp = Path(tmpdir)
         rows = medfact_rows(max(max(v.values()) for v in counts.values()))
         dataset = MEDFACT.write_dataset(tmp, len(rows))["dataset_path"]
@@ -172,7 +209,11 @@ def main() -> None:
             for c in CONCURRENCY:
                 r = run_eval(harness, endpoint, counts[harness][c], c, dataset, tmp)
                 results["harness"][harness][c] = r
-                print(f"{harness} c={c}: {r['rate']:.1f} rollouts/s, {r['cpu_per_rollout_s'] * 1000:.1f} CPU-ms/rollout", flush=True)
+                print(
+                    f"{harness} c={c}: {r['rate']:.1f} rollouts/s, {r['cpu_per_rollout_s'] * 1000:.1f} "
+                    "CPU-ms/rollout",
+                    flush=True,
+                )
 
     rows_out = []
     for c in CONCURRENCY:
@@ -181,31 +222,60 @@ def main() -> None:
         bare = max(results["bare"][c].values(), key=lambda r: r["rate"])
         results.setdefault("ratios", {})[c] = ratios = {
             "in_process_over_null_rate": inproc["rate"] / null["rate"] if null else None,
-            "null_over_in_process_cpu": null["cpu_per_rollout_s"] / inproc["cpu_per_rollout_s"] if null else None,
+            "null_over_in_process_cpu": null["cpu_per_rollout_s"] / inproc["cpu_per_rollout_s"]
+            if null
+            else None,
             "bare_over_in_process_rate": bare["rate"] / inproc["rate"],
         }
-        rows_out.append([
-            c,
-            inproc["rate"], inproc["cpu_per_rollout_s"] * 1000,
-            null["rate"] if null else "-", null["cpu_per_rollout_s"] * 1000 if null else "-",
-            ratios["in_process_over_null_rate"] or "-",
-            results["bare"][c]["aiohttp"]["rate"], results["bare"][c]["httpx"]["rate"],
-            ratios["bare_over_in_process_rate"],
-        ])
+        rows_out.append(
+            [
+                c,
+                inproc["rate"],
+                inproc["cpu_per_rollout_s"] * 1000,
+                null["rate"] if null else "-",
+                null["cpu_per_rollout_s"] * 1000 if null else "-",
+                ratios["in_process_over_null_rate"] or "-",
+                results["bare"][c]["aiohttp"]["rate"],
+                results["bare"][c]["httpx"]["rate"],
+                ratios["bare_over_in_process_rate"],
+            ]
+        )
     header = [
-        "concurrency", "in-process rollouts/s", "in-process CPU ms/rollout", "null rollouts/s",
-        "null CPU ms/rollout", "in-process / null (rate)", "bare aiohttp req/s", "bare httpx req/s",
+        "concurrency",
+        "in-process rollouts/s",
+        "in-process CPU ms/rollout",
+        "null rollouts/s",
+        "null CPU ms/rollout",
+        "in-process / null (rate)",
+        "bare aiohttp req/s",
+        "bare httpx req/s",
         "bare best / in-process",
     ]
     print()
     print(table(header, rows_out))
     runs = [
         [h, c, r["n"], r["wall_s"], r["startup_s"], r["window_s"], r["endpoint_cpu_per_rollout_s"] * 1000]
-        for h, per_c in results["harness"].items() for c, r in per_c.items()
+        for h, per_c in results["harness"].items()
+        for c, r in per_c.items()
     ]
     print()
-    print(table(["harness", "concurrency", "rollouts", "eval wall s", "start-up s", "rollout phase s", "endpoint CPU ms/request"], runs))
-    path = write_json(out_dir(ns.out, ns.quick), "throughput" if not ns.quick else "throughput-quick", results)
+    print(
+        table(
+            [
+                "harness",
+                "concurrency",
+                "rollouts",
+                "eval wall s",
+                "start-up s",
+                "rollout phase s",
+                "endpoint CPU ms/request",
+            ],
+            runs,
+        )
+    )
+    path = write_json(
+        out_dir(ns.out, ns.quick), "throughput" if not ns.quick else "throughput-quick", results
+    )
     print(f"\nwrote {path}")
 
 

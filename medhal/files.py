@@ -168,14 +168,20 @@ class DuplicateKeys:
         return out
 
 
+_DECODER = json.JSONDecoder(parse_int=_parse_int)
+"""One decoder for every line (building one per call costs more than reading a small line)."""
+
+
 def loads_json(text: str | bytes, duplicates: DuplicateKeys | None = None) -> Any:
     """`json.loads` for untrusted text: integers over `MAX_INT_DIGITS` digits become
     `LongNumber`, too-deep nesting and bad JSON raise `UnreadableText` with line and column.
     `duplicates`, when given, collects repeated object keys."""
     try:
-        return json.loads(
-            text, parse_int=_parse_int, object_pairs_hook=duplicates if duplicates is not None else None
-        )
+        if duplicates is None:
+            if isinstance(text, bytes):
+                text = text.decode("utf-8")  # as json.loads does (callers have checked the bytes)
+            return _DECODER.decode(text)
+        return json.loads(text, parse_int=_parse_int, object_pairs_hook=duplicates)
     except json.JSONDecodeError as e:
         position = f"line {e.lineno} column {e.colno}" if e.lineno > 1 else f"column {e.colno}"
         where = position if e.msg.endswith(" at") else f"at {position}"

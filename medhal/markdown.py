@@ -19,7 +19,11 @@ def fmt(value: Any) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.3f}"
-    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value):
+    if (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) for v in value)
+    ):
         return f"[{value[0]:.3f}, {value[1]:.3f}]"
     if value is None:
         return "–"
@@ -59,10 +63,13 @@ def completeness_problems(report: Mapping[str, Any]) -> list[str]:
     duplicates = report.get("n_duplicates") or 0
     if duplicates:
         problems.append(
-            f"{duplicates} {'trace repeats' if duplicates == 1 else 'traces repeat'} a task id already seen (duplicated lines?)"
+            f"{duplicates} {'trace repeats' if duplicates == 1 else 'traces repeat'} a task id "
+            "already seen (duplicated lines?)"
         )
     if report.get("mixed_provenance"):
-        problems.append("the traces disagree on provenance (dataset, options or code changed between runs or resumes)")
+        problems.append(
+            "the traces disagree on provenance (dataset, options or code changed between runs or resumes)"
+        )
     return problems
 
 
@@ -76,7 +83,9 @@ def completeness_lines(report: Mapping[str, Any]) -> list[str]:
 
 def headline_lines(report: Mapping[str, Any], headline: Iterable[str]) -> list[str]:
     names = [n for n in headline if n in report["conventions"][CONVENTIONS[0]]]
-    macro = [k for k in report["conventions"][CONVENTIONS[0]] if k.startswith("macro_") and not k.endswith("_ci")]
+    macro = [
+        k for k in report["conventions"][CONVENTIONS[0]] if k.startswith("macro_") and not k.endswith("_ci")
+    ]
     rows = []
     for convention in CONVENTIONS:
         figures = report["conventions"][convention]
@@ -91,9 +100,11 @@ def headline_lines(report: Mapping[str, Any], headline: Iterable[str]) -> list[s
         "",
         *table(["reading", *[*macro, *names]], rows),
         "",
-        "medhal: what a careful human reads; authors: the benchmark authors' published parsing, "
-        "rule for rule; strict: only the exact format the prompt asks for. Intervals: 95% cluster "
-        "bootstrap.",
+        (
+            "medhal: what a careful human reads; authors: the benchmark authors' published parsing, "
+            "rule for rule; strict: only the exact format the prompt asks for. Intervals: 95% cluster "
+            "bootstrap."
+        ),
         "",
     ]
 
@@ -107,21 +118,39 @@ def published_lines(report: Mapping[str, Any]) -> list[str]:
         "",
         *table(
             ["model", "statistic", "group", "published", "this run", "95% CI", "inside CI", "source"],
-            [[r["model"], r["statistic"], r["group"] or "all", r["published"], r["run"], r["run_ci"], r["inside_ci"], r["source"]] for r in rows],
+            [
+                [
+                    r["model"],
+                    r["statistic"],
+                    r["group"] or "all",
+                    r["published"],
+                    r["run"],
+                    r["run_ci"],
+                    r["inside_ci"],
+                    r["source"],
+                ]
+                for r in rows
+            ],
         ),
         "",
     ]
 
 
 def _scalars(figures: Mapping[str, Any]) -> list[str]:
-    return [k for k, v in figures.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"]
+    return [
+        k for k, v in figures.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"
+    ]
 
 
 def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy",)) -> str:
     lines = [f"## {report['title']}", "", f"Source: `{report['source']}`", ""]
     lines += [scored_by(report), ""]
     if report.get("demo_prompts"):
-        lines += ["> **Demo prompts.** Prompts written by medhal stood in for the benchmark's own: these figures are a pipeline check, not benchmark results.", ""]
+        lines += [
+            "> **Demo prompts.** Prompts written by medhal stood in for the benchmark's own: these "
+            "figures are a pipeline check, not benchmark results.",
+            "",
+        ]
     lines += completeness_lines(report)
     summary = [
         ["n", report["n"]],
@@ -133,15 +162,15 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
     if report.get("macro_over"):
         summary.append([f"macro accuracy over {report['macro_over']}", report["macro_accuracy"]])
     summary.append(["paper-comparable (complete set, no errors)", report["paper_comparable"]])
-    lines += table(["figure", "value"], summary) + [""]
+    lines += [*table(["figure", "value"], summary), ""]
     lines += headline_lines(report, headline)
     lines += published_lines(report)
     for fld, values in report["groups"].items():
         keys = ["n", "accuracy", "accuracy_ci"]
-        first = next(iter(values.values()), {})
+        first: Mapping[str, Any] = next(iter(values.values()), {})
         keys += [k for k in _scalars(first) if k not in keys]
         lines += [f"### By {fld} ({report['convention']} reading)", ""]
-        lines += table([fld, *keys], [[v, *[g.get(k) for k in keys]] for v, g in values.items()]) + [""]
+        lines += [*table([fld, *keys], [[v, *[g.get(k) for k in keys]] for v, g in values.items()]), ""]
     if "classes" in report:
         lines += [f"### Per class ({report['convention']} reading)", ""]
         lines += table(
@@ -150,14 +179,20 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
         )
         columns = list(next(iter(report["confusion"].values())).keys())
         lines += ["", "### Confusion (rows: gold, columns: predicted)", ""]
-        lines += table(["gold \\ pred", *columns], [[g, *row.values()] for g, row in report["confusion"].items()])
+        lines += table(
+            ["gold \\ pred", *columns], [[g, *row.values()] for g, row in report["confusion"].items()]
+        )
         lines.append("")
     if report.get("unreadable"):
         lines += [
-            f"### Unreadable replies ({report['n_unreadable']} under the {report['convention']} reading; most frequent shapes)",
+            f"### Unreadable replies ({report['n_unreadable']} under the {report['convention']} reading; "
+            "most frequent shapes)",
             "",
         ]
-        lines += table(["count", "reply (first 120 characters)", "e.g. idx"], [[u["count"], f"`{u['shape']}`", u["idx"]] for u in report["unreadable"]])
+        lines += table(
+            ["count", "reply (first 120 characters)", "e.g. idx"],
+            [[u["count"], f"`{u['shape']}`", u["idx"]] for u in report["unreadable"]],
+        )
         lines.append("")
     if report["errors"]:
         lines += ["### Errored rollouts (kept in every denominator, scored wrong)", ""]
@@ -165,7 +200,14 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
         lines.append("")
     if report.get("notes"):
         lines += [f"- {note}" for note in report["notes"]] + [""]
-    lines += ["### Provenance", "", "```json", json.dumps(report["provenance"], indent=1, sort_keys=True), "```", ""]
+    lines += [
+        "### Provenance",
+        "",
+        "```json",
+        json.dumps(report["provenance"], indent=1, sort_keys=True),
+        "```",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -184,7 +226,11 @@ def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
             cells = []
             for name in names:
                 value = row["figures"].get(name)
-                cell = f"{fmt(value)} {fmt(row['intervals'].get(name))}" if row["intervals"].get(name) else fmt(value)
+                cell = (
+                    f"{fmt(value)} {fmt(row['intervals'].get(name))}"
+                    if row["intervals"].get(name)
+                    else fmt(value)
+                )
                 if i > 1 and row.get("difference") is not None:
                     diff, interval = row["difference"].get(name), (row.get("difference_ci") or {}).get(name)
                     if diff is not None and interval is not None:
@@ -194,22 +240,27 @@ def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
             models = ", ".join(row["models"] or {})
             flagged = ", ".join(row["differs_in"]) or "–"
             version = (row.get("code") or {}).get("environment_version", "?")
-            rows.append([f"{i}: `{row['run']}`", models, row["n"], row["convention"], version, *cells, flagged])
-        lines += table(header, rows) + [""]
+            rows.append(
+                [f"{i}: `{row['run']}`", models, row["n"], row["convention"], version, *cells, flagged]
+            )
+        lines += [*table(header, rows), ""]
         notes = []
         for i, row in enumerate(comparison["runs"][1:], start=2):
             if row.get("paired") is False:
-                notes.append(f"run {i} covers other tasks than run 1: compared unpaired ({row['why_unpaired']}).")
+                notes.append(
+                    f"run {i} covers other tasks than run 1: compared unpaired ({row['why_unpaired']})."
+                )
             mcnemar = row.get("mcnemar")
             if mcnemar:
                 notes.append(
                     f"run {i} vs run 1, accuracy: McNemar exact p = {mcnemar['p_value']:.4g} "
-                    f"({mcnemar['right_only_in_first']} items right only in run 1, {mcnemar['right_only_in_this']} only in run {i})."
+                    f"({mcnemar['right_only_in_first']} items right only in run 1, "
+                    f"{mcnemar['right_only_in_this']} only in run {i})."
                 )
             if row["differs_in"]:
                 notes.append(
-                    f"run {i} differs from run 1 in {', '.join(row['differs_in'])}: part of any difference is the "
-                    "code's or the setting's, not the model's."
+                    f"run {i} differs from run 1 in {', '.join(row['differs_in'])}: part of any "
+                    "difference is the code's or the setting's, not the model's."
                 )
         lines += [f"- {n}" for n in notes] + [
             "- Δ = difference to run 1 with its 95% cluster-bootstrap interval (paired: the same clusters "

@@ -71,6 +71,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -251,12 +252,15 @@ class ClusterSums:
         rows = np.asarray(rows, dtype=float)
         if rows.ndim != 2 or rows.shape[1] != self.width or len(rows) != len(clusters):
             raise ValueError(
-                f"rows must be ({len(clusters)}, {self.width}) to match the clusters and the width, got {rows.shape}"
+                f"rows must be ({len(clusters)}, {self.width}) to match the clusters and the width, "
+                f"got {rows.shape}"
             )
         bad = ~np.isfinite(rows)
         if bad.any():
             r, j = (int(k) for k in np.argwhere(bad)[0])
-            raise ValueError(f"cluster {clusters[r]!r}: value {float(rows[r, j])!r} in column {j} is not a finite number")
+            raise ValueError(
+                f"cluster {clusters[r]!r}: value {float(rows[r, j])!r} in column {j} is not a finite number"
+            )
         self._flush()
         self._add_checked(clusters, rows)
 
@@ -265,10 +269,11 @@ class ClusterSums:
         self._n_items += n
         rows = rows + 0.0  # -0.0 becomes 0.0, so equal rows have equal bytes
         loose = np.fromiter((c is None for c in clusters), dtype=bool, count=n)
-        keys: list[bytes] = []
+        keys: list[Any] = []
         if loose.any():
             # A cluster-less row's identity is its bytes: hashed in C, no float objects made.
-            keys = np.ascontiguousarray(rows[loose]).view(np.dtype((np.void, 8 * self.width))).ravel().tolist()
+            as_bytes = np.dtype((np.void, 8 * self.width))
+            keys = np.ascontiguousarray(rows[loose]).view(as_bytes).ravel().tolist()
         target = np.empty(n, dtype=np.int64)
         summed = np.ones(n, dtype=bool)
         n_rows = first = len(self._sums) // self.width

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def _pyplot():
+def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -21,7 +21,7 @@ def _pyplot():
     return plt
 
 
-def _png(fig) -> bytes:
+def _png(fig: Any) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
     _pyplot().close(fig)
@@ -56,9 +56,9 @@ def group_bars_png(report: Mapping[str, Any], field: str) -> bytes:
     groups = report["groups"][field]
     names = list(groups)
     acc = [groups[g]["accuracy"] for g in names]
-    ci = [groups[g].get("accuracy_ci") or [a, a] for a, g in zip(acc, names)]
-    lo = [max(a - c[0], 0.0) for a, c in zip(acc, ci)]
-    hi = [max(c[1] - a, 0.0) for a, c in zip(acc, ci)]
+    ci = [groups[g].get("accuracy_ci") or [a, a] for a, g in zip(acc, names, strict=True)]
+    lo = [max(a - c[0], 0.0) for a, c in zip(acc, ci, strict=True)]
+    hi = [max(c[1] - a, 0.0) for a, c in zip(acc, ci, strict=True)]
     fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(names) + 2), 3.6))
     ax.bar(range(len(names)), acc, yerr=[lo, hi], capsize=4, color="#4c72b0")
     ax.set_xticks(range(len(names)), [f"{g}\n(n={groups[g]['n']})" for g in names], fontsize=8)

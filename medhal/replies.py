@@ -162,13 +162,19 @@ def label_pattern(labels: Iterable[str]) -> re.Pattern[str]:
     )
 
 
-def labelled(text: str, pattern: re.Pattern[str], limit: int = 200) -> Iterator[tuple[int, str]]:
+def labelled(
+    text: str, pattern: re.Pattern[str], limit: int = 200, last: int | None = None
+) -> Iterator[tuple[int, str]]:
     """(position, value) for every label matched by `pattern` (see `label_pattern`), in
     order. The value is the rest of the label's line, or the next non-blank line when the
     label starts and ends its line ("Answer:\n1"; a sentence ending "... the correct
     answer:" introduces an explanation, not an answer), cut at `limit` characters so that
     reading every label stays linear in the length of the reply."""
-    for match in pattern.finditer(text):
+    matches: Iterable[re.Match[str]] = pattern.finditer(text)
+    if last is not None:
+        matches = deque(matches, maxlen=last)  # only the last labels are read: a runaway
+        # generation of thousands of labels costs one regex scan, not thousands of readings
+    for match in matches:
         window = text[match.end() : match.end() + limit]
         end = window.find("\n")
         value = (window if end == -1 else window[:end]).strip()
@@ -184,8 +190,8 @@ def labelled(text: str, pattern: re.Pattern[str], limit: int = 200) -> Iterator[
 
 def last_labelled(text: str, pattern: re.Pattern[str], limit: int = 200) -> str | None:
     """The value of the last label matched by `pattern`; None when there is none."""
-    last = last_of(labelled(text, pattern, limit))
-    return None if last is None else last[1]
+    found = last_of(labelled(text, pattern, limit, last=1))
+    return None if found is None else found[1]
 
 
 @cache

@@ -23,7 +23,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -66,7 +66,9 @@ class Columns:
         pairs = [(self[name], w) for name, w in weights.items()]
 
         def statistic(totals: np.ndarray) -> np.ndarray:
-            num = sum(w * totals[:, i] for i, w in pairs)
+            num = np.zeros(len(totals))
+            for i, w in pairs:
+                num = num + w * totals[:, i]
             denominator = totals[:, self[den]] if isinstance(den, str) else np.full(len(totals), float(den))
             return m.safe_ratio(num, denominator)
 
@@ -223,13 +225,13 @@ class Run:
     n: int = 0
     overall: m.ClusterSums | None = None
     groups: dict[str, dict[str, m.ClusterSums]] = field(default_factory=dict)
-    pairs: Counter = field(default_factory=Counter)
+    pairs: Counter[tuple[Hashable, Hashable]] = field(default_factory=Counter)
     errors: TopCounts = field(default_factory=lambda: TopCounts(200))
     unreadable: TopCounts = field(default_factory=TopCounts)
     seen: SeenIds = field(default_factory=SeenIds)
     selections: list[dict[str, Any]] = field(default_factory=list)
     provenance: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    models: Counter = field(default_factory=Counter)
+    models: Counter[str] = field(default_factory=Counter)
     sampling: list[dict[str, Any]] = field(default_factory=list)
     items: m.ItemTable | None = None
     _pending: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False)
@@ -263,14 +265,17 @@ class Run:
             raise TraceFileError(f"{record.where}: field 'task.data.idx': {e}") from e
         convention = data.get("parser", "medhal")
         if convention not in CONVENTIONS:
-            raise TraceFileError(f"{record.where}: field 'task.data.parser' is {convention!r}, not one of {CONVENTIONS}")
+            raise TraceFileError(
+                f"{record.where}: field 'task.data.parser' is {convention!r}, not one of {CONVENTIONS}"
+            )
         self.convention = self.convention or convention
         groups = {f: self._text(data, f, record) for f in spec.group_fields}
         cluster = self._text(data, spec.cluster_field, record) if spec.cluster_field else None
         gold = self._text(data, spec.gold_field, record) if spec.gold_field else None
         if gold is not None and spec.classes and gold not in spec.classes:
             raise TraceFileError(
-                f"{record.where}: field 'task.data.{spec.gold_field}' is {gold!r}, not one of {list(spec.classes)}"
+                f"{record.where}: field 'task.data.{spec.gold_field}' is {gold!r}, "
+                f"not one of {list(spec.classes)}"
             )
         views = self._views(record, gold)
         rows = [self._row(views[c], record) for c in CONVENTIONS]
@@ -281,7 +286,8 @@ class Run:
             value = groups.get(spec.macro_field) or self._text(data, spec.macro_field, record)
             if value not in spec.macro_groups:
                 raise TraceFileError(
-                    f"{record.where}: field 'task.data.{spec.macro_field}' is {value!r}, not one of {list(spec.macro_groups)}"
+                    f"{record.where}: field 'task.data.{spec.macro_field}' is {value!r}, "
+                    f"not one of {list(spec.macro_groups)}"
                 )
             macro_group = spec.macro_groups.index(value)
         try:
@@ -361,11 +367,18 @@ class Run:
 
     @staticmethod
     def _text(data: Mapping[str, Any], name: str | None, record: TraceRecord) -> str:
+        if name is None:
+            raise ValueError("no field named")
+        value = data.get(name)
+        if type(value) is str:
+            return value  # the usual case, checked at once
         if name not in data:
             raise TraceFileError(f"{record.where}: field 'task.data.{name}' is missing")
         value = data[name]
         if isinstance(value, (dict, list)):
-            raise TraceFileError(f"{record.where}: field 'task.data.{name}' is a {type(value).__name__}, not a value")
+            raise TraceFileError(
+                f"{record.where}: field 'task.data.{name}' is a {type(value).__name__}, not a value"
+            )
         return str(value)
 
     def _views(self, record: TraceRecord, gold: str | None) -> dict[str, ItemView]:
@@ -417,7 +430,10 @@ class Run:
     def _row(self, view: ItemView, record: TraceRecord) -> tuple[float, ...]:
         row = self.spec.item_columns(view)
         if len(row) != len(self.spec.columns.names):
-            raise ValueError(f"{self.spec.benchmark}: item_columns gave {len(row)} values for {len(self.spec.columns.names)} columns")
+            raise ValueError(
+                f"{self.spec.benchmark}: item_columns gave {len(row)} values for "
+                f"{len(self.spec.columns.names)} columns"
+            )
         return row if type(row) is tuple else tuple(row)
 
     def _note_provenance(self, record: TraceRecord, groups: Mapping[str, str]) -> None:
@@ -425,10 +441,12 @@ class Run:
         key = groups.get(self.spec.provenance_field) if self.spec.provenance_field else ""
         if self.spec.provenance_field and key is None:
             key = str(data.get(self.spec.provenance_field))
-        known = self.provenance.setdefault(key or "", [])
+        known = self.provenance.get(key or "")
+        if known is None:
+            known = self.provenance[key or ""] = []
         prov = data.get("provenance")
         if prov not in known:
-            known.append(prov)
+            known.append(prov if isinstance(prov, dict) else {"provenance": prov})
         selection = data.get("selection") or {}
         if selection not in self.selections:
             self.selections.append(selection)
@@ -512,10 +530,14 @@ def completeness(run: Run) -> dict[str, Any]:
         "n_distinct": run.seen.n_distinct,
         "n_duplicates": run.seen.n_duplicates,
         "n_missing": n_missing,
-        "missing_idx": run.seen.missing(expected_ids) if n_missing and contiguous and expected_ids is not None else [],
+        "missing_idx": run.seen.missing(expected_ids)
+        if n_missing and contiguous and expected_ids is not None
+        else [],
         "shards": [s for s in shards if s is not None],
         "mixed_provenance": mixed,
-        "complete": bool(n_expected is not None and not n_missing and not run.seen.n_duplicates and not mixed),
+        "complete": bool(
+            n_expected is not None and not n_missing and not run.seen.n_duplicates and not mixed
+        ),
     }
 
 
@@ -555,7 +577,9 @@ def build_report(run: Run) -> dict[str, Any]:
     overall["n_errors"] = int(counts[CONVENTIONS.index(own) * width + spec.columns["error"]])
     groups = {
         fld: {
-            value: _group_figures(sums, statistics, width, own, {p.statistic for p in spec.published if p.group})
+            value: _group_figures(
+                sums, statistics, width, own, {p.statistic for p in spec.published if p.group}
+            )
             for value, sums in sorted(values.items(), key=lambda kv: _group_order(spec, fld, kv[0]))
         }
         for fld, values in run.groups.items()
@@ -655,16 +679,18 @@ def published_comparison(report: Mapping[str, Any], spec: ReportSpec) -> list[di
             continue
         value = figures.get(figure.statistic)
         interval = figures.get(f"{figure.statistic}_ci")
-        rows.append({
-            "model": figure.model,
-            "statistic": figure.statistic,
-            "group": figure.group,
-            "published": figure.value,
-            "run": value,
-            "run_ci": interval,
-            "inside_ci": bool(interval and interval[0] <= figure.value <= interval[1]),
-            "source": figure.source,
-        })
+        rows.append(
+            {
+                "model": figure.model,
+                "statistic": figure.statistic,
+                "group": figure.group,
+                "published": figure.value,
+                "run": value,
+                "run_ci": interval,
+                "inside_ci": bool(interval and interval[0] <= figure.value <= interval[1]),
+                "source": figure.source,
+            }
+        )
     return rows
 
 
@@ -675,12 +701,21 @@ def _group_figures(
     convention's values under `conventions` (with intervals for the `published` statistics
     under the authors' reading, the one published figures are compared with)."""
     everything = {
-        f"{c}:{name}": _shifted(stat, i * width, width) for i, c in enumerate(CONVENTIONS) for name, stat in statistics.items()
+        f"{c}:{name}": _shifted(stat, i * width, width)
+        for i, c in enumerate(CONVENTIONS)
+        for name, stat in statistics.items()
     }
     figures = _figures(sums, everything, {f"{own}:accuracy", *(f"authors:{name}" for name in published)})
-    by = {c: {k.split(":", 1)[1]: v for k, v in figures.items() if k.startswith(f"{c}:")} for c in CONVENTIONS}
-    errors = int(round(by[own]["error_rate"] * sums.n_items))
-    return {"n": int(sums.n_items), "n_errors": errors, **by[own], "conventions": {c: by[c] for c in CONVENTIONS}}
+    by = {
+        c: {k.split(":", 1)[1]: v for k, v in figures.items() if k.startswith(f"{c}:")} for c in CONVENTIONS
+    }
+    errors = round(by[own]["error_rate"] * sums.n_items)
+    return {
+        "n": int(sums.n_items),
+        "n_errors": errors,
+        **by[own],
+        "conventions": {c: by[c] for c in CONVENTIONS},
+    }
 
 
 def _group_order(spec: ReportSpec, fld: str, value: str) -> tuple[int, str]:

@@ -12,12 +12,15 @@ import math
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medhal.files import atomic_write_bytes, atomic_write_text
 from medhal.markdown import to_markdown
 from medhal.registry import report_spec
 from medhal.traces import TraceFileError, iter_traces, resolve_trace_file
+
+if TYPE_CHECKING:
+    from medhal.report import Run
 
 
 def render(report: dict[str, Any], plots: bool = True) -> dict[str, str | bytes]:
@@ -55,7 +58,9 @@ def error_rate_problems(reports: Sequence[Mapping[str, Any]], max_error_rate: fl
     for report in reports:
         if report["n"] and report["n_errors"] / report["n"] > max_error_rate:
             lines = [f"{report['source']}: {report['n_errors']} of {report['n']} rollouts failed"]
-            lines += [f"  {count} x {message[:300]}" for message, count in list(report["errors"].items())[:10]]
+            lines += [
+                f"  {count} x {message[:300]}" for message, count in list(report["errors"].items())[:10]
+            ]
             problems.append("\n".join(lines))
     return problems
 
@@ -72,7 +77,9 @@ def completeness_problems(reports: Sequence[Mapping[str, Any]]) -> list[str]:
         if r.get("mixed_provenance"):
             parts.append("mixed provenance")
         if parts:
-            problems.append(f"{r['source']}: incomplete run ({', '.join(parts)}); --allow-incomplete to accept it")
+            problems.append(
+                f"{r['source']}: incomplete run ({', '.join(parts)}); --allow-incomplete to accept it"
+            )
     return problems
 
 
@@ -110,7 +117,7 @@ def _benchmark_of(path: Path) -> str:
 
 def report_runs(
     paths: list[Path], output: Path | None, env_id: str | None, plots: bool = True, merge: bool = False
-) -> tuple[list, list[dict[str, Any]], list[Path]]:
+) -> tuple[list[Run], list[dict[str, Any]], list[Path]]:
     """Read, report and write each run (keeping their items when several are compared), or,
     with `merge`, all of them as one run (the shards of a run split across processes)."""
     from medhal.report import Run, build_report, read_run
@@ -140,7 +147,9 @@ def report_runs(
     return runs, reports, outs
 
 
-def write_comparison(runs: list, reports: list[dict[str, Any]], target: Path) -> tuple[str, list[dict[str, Any]]]:
+def write_comparison(
+    runs: list[Run], reports: list[dict[str, Any]], target: Path
+) -> tuple[str, list[dict[str, Any]]]:
     from medhal.compare import compare_runs
     from medhal.html import comparison_html
     from medhal.markdown import comparison_markdown
@@ -148,7 +157,9 @@ def write_comparison(runs: list, reports: list[dict[str, Any]], target: Path) ->
     by_benchmark: dict[str, list[int]] = {}
     for i, report in enumerate(reports):
         by_benchmark.setdefault(report["benchmark"], []).append(i)
-    comparisons = [compare_runs([runs[i] for i in idx], [reports[i] for i in idx]) for idx in by_benchmark.values()]
+    comparisons = [
+        compare_runs([runs[i] for i in idx], [reports[i] for i in idx]) for idx in by_benchmark.values()
+    ]
     text = comparison_markdown(comparisons)
     write_files(
         {

@@ -82,14 +82,27 @@ def endpoint():
         ep.stop()
 
 
-def run_eval(env_id: str, base_url: str, out_dir: Path, *args: str, env: dict | None = None, timeout: int = 300) -> list[dict]:
+def run_eval(
+    env_id: str, base_url: str, out_dir: Path, *args: str, env: dict | None = None, timeout: int = 300
+) -> list[dict]:
     """Run `eval <env_id>` against `base_url` with the environment's default (in-process)
     harness; return the saved trace rows. Fails with eval's output if it exits non-zero."""
     argv = [
-        str(BIN / "eval"), env_id, "--client.base-url", base_url, "--no-push", "--no-rich",
-        "-m", "scripted", "-o", str(out_dir), *args,
+        str(BIN / "eval"),
+        env_id,
+        "--client.base-url",
+        base_url,
+        "--no-push",
+        "--no-rich",
+        "-m",
+        "scripted",
+        "-o",
+        str(out_dir),
+        *args,
     ]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        argv, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+    )
     assert proc.returncode == 0, f"eval exited {proc.returncode}:\n{proc.stderr[-4000:]}"
     return [json.loads(line) for line in (out_dir / "traces.jsonl").read_text().splitlines() if line.strip()]
 

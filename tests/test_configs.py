@@ -19,9 +19,21 @@ def test_there_is_a_config_per_environment():
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
 def test_config_resolves(config, tmp_path):
     proc = subprocess.run(
-        [str(BIN / "eval"), "@", str(config), "--model", "some/model", "--client.base-url", "http://127.0.0.1:9/v1",
-         "--dry-run", "-o", str(tmp_path)],
-        capture_output=True, text=True, timeout=300,
+        [
+            str(BIN / "eval"),
+            "@",
+            str(config),
+            "--model",
+            "some/model",
+            "--client.base-url",
+            "http://127.0.0.1:9/v1",
+            "--dry-run",
+            "-o",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     resolved = tomllib.loads((tmp_path / "config.toml").read_text())

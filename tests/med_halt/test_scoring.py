@@ -424,8 +424,17 @@ def test_fake_outcomes_and_the_authors_keyword_rule():
     # medhal and strict: decline rule (wrong); authors: keywords ("none of the above" is one).
     # Every reading reads the same answer, so every reading's keyword outcome is 1.
     assert scored.metrics == metrics(
-        0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0,
-        fake_keywords_medhal=1.0, fake_keywords_authors=1.0, fake_keywords_strict=1.0,
+        0.0,
+        1.0,
+        0.0,
+        1.0,
+        1.0,
+        1.0,
+        0.0,
+        1.0,
+        fake_keywords_medhal=1.0,
+        fake_keywords_authors=1.0,
+        fake_keywords_strict=1.0,
     )
 
 
@@ -448,8 +457,17 @@ def test_fct_outcomes_include_the_verdict():
         "{'is_answer_correct': 'no', 'correct answer': 'Vitamin C'}",
     )
     assert scored.metrics == metrics(
-        1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
-        verdict_correct_medhal=1.0, verdict_correct_authors=1.0, verdict_correct_strict=1.0,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        verdict_correct_medhal=1.0,
+        verdict_correct_authors=1.0,
+        verdict_correct_strict=1.0,
     )
 
 

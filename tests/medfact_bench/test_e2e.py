@@ -277,5 +277,11 @@ def test_report_compares_several_runs(tmp_path):
     assert second["mcnemar"] == {"right_only_in_first": 2, "right_only_in_this": 2, "p_value": 1.0}
     assert second["difference"] == {"accuracy": 0.0, "parse_rate": 0.0}
     table = (cmp / "comparison.md").read_text()
-    assert "| all-support | 6 | medhal | 0.333" in table and "| all-nei | 6 | medhal | 0.333" in table
+    from medhal.provenance import package_version
+
+    version = package_version("medfact-bench")  # the comparison names the scoring code's version
+    assert (
+        f"| all-support | 6 | medhal | {version} | 0.333" in table
+        and f"| all-nei | 6 | medhal | {version} | 0.333" in table
+    )
     assert {p.name for p in (cmp / "run1").iterdir()} >= {"report.json", "report.md", "confusion.png"}

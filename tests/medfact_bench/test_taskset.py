@@ -192,6 +192,8 @@ def test_importing_the_package_does_not_import_verifiers():
         "import medfact_bench.benchmark, medfact_bench.replies, medfact_bench.scoring, medfact_bench.report; "
         "print(json.dumps(['verifiers' in sys.modules, REPORT.benchmark]))"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [False, "medfact-bench"]

@@ -30,7 +30,10 @@ from tests.tables import read_csv, read_jsonl, write_csv, write_jsonl
 DEMO = {"medfact-bench": MEDFACT_DEMO, "med-halt": MED_HALT_DEMO, "medhallu": MEDHALLU_DEMO}
 REPLY = {
     "medfact-bench": "<think>the article agrees</think><score>2</score>",
-    "med-halt": '{"cop": "I do not know", "paper_title": "Unknown", "url": "Unknown", "correct_answer": "x", "is_answer_correct": "no"}',
+    "med-halt": (
+        '{"cop": "I do not know", "paper_title": "Unknown", "url": "Unknown", '
+        '"correct_answer": "x", "is_answer_correct": "no"}'
+    ),
     "medhallu": "1",
 }
 NEXT = {"medfact-bench": "med-halt", "med-halt": "medhallu", "medhallu": "medfact-bench"}
@@ -57,7 +60,14 @@ def needs_assets(env_id: str, assets: Path) -> None:
         pytest.skip("Med-HALT's prompt files come from MEDHAL_SHARED_DATA, which is not set")
 
 
-def score(env_id: str, out: Path, dataset_path: str | Path | None = None, replies: dict[int, str] | None = None, run=medhal, **options) -> tuple:
+def score(
+    env_id: str,
+    out: Path,
+    dataset_path: str | Path | None = None,
+    replies: dict[int, str] | None = None,
+    run=medhal,
+    **options,
+) -> tuple:
     """`medhal score` with the demo options (or another dataset file); returns the process
     and the traces file. Without `replies`, every task gets the benchmark's stock reply
     except idx 1, which is left without one (a MissingPrediction error row)."""
@@ -73,8 +83,13 @@ def score(env_id: str, out: Path, dataset_path: str | Path | None = None, replie
         tasks = taskset_class(env_id)(taskset_config(env_id, {**demo, "dataset_path": str(path)})).select()
         replies = {t.data.idx: REPLY[env_id] for t in tasks if t.data.idx != 1}
     predictions.write_text("".join(json.dumps({"idx": i, "reply": r}) + "\n" for i, r in replies.items()))
-    args = [f"--taskset.{k.replace('_', '-')}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in demo.items()]
-    proc = run("score", env_id, "--predictions", str(predictions), "--dataset-path", str(path), "-o", str(out), *args)
+    args = [
+        f"--taskset.{k.replace('_', '-')}={json.dumps(v) if not isinstance(v, str) else v}"
+        for k, v in demo.items()
+    ]
+    proc = run(
+        "score", env_id, "--predictions", str(predictions), "--dataset-path", str(path), "-o", str(out), *args
+    )
     return proc, out / "traces.jsonl"
 
 
@@ -134,7 +149,7 @@ ENVS = list(DEMO)
 @pytest.mark.parametrize("env_id", ENVS)
 def test_good_traces_report(env_id, traces, tmp_path):
     lines = lines_of(traces, env_id)
-    proc, _ = report(tmp_path, lines[:1] + ["\n", "  \n"] + lines[1:])  # blank lines are not rows
+    proc, _ = report(tmp_path, [*lines[:1], "\n", "  \n", *lines[1:]])  # blank lines are not rows
     assert proc.returncode == 0, proc.stderr
     rep = json.loads((tmp_path / "report" / "report.json").read_text())
     assert rep["n"] == len(lines) and rep["n_errors"] == 1  # the MissingPrediction row
@@ -150,7 +165,9 @@ def test_truncated_last_line(env_id, traces, tmp_path):
 
 
 @pytest.mark.parametrize("env_id", ENVS)
-@pytest.mark.parametrize("value, kind", [("[1, 2]", "list"), ('"a string"', "str"), ("42", "int"), ("null", "NoneType")])
+@pytest.mark.parametrize(
+    "value, kind", [("[1, 2]", "list"), ('"a string"', "str"), ("42", "int"), ("null", "NoneType")]
+)
 def test_non_object_line(env_id, value, kind, traces, tmp_path):
     lines = lines_of(traces, env_id)
     lines.insert(1, value + "\n")
@@ -165,7 +182,9 @@ def test_row_from_another_benchmark(env_id, traces, tmp_path):
     foreign = lines_of(traces, NEXT[env_id])[0]
     lines.insert(2, foreign)
     proc, path = report(tmp_path, lines)
-    assert_clean_error(proc, f"{path}:3:", "field 'task.data.benchmark'", repr(NEXT[env_id]), "another benchmark")
+    assert_clean_error(
+        proc, f"{path}:3:", "field 'task.data.benchmark'", repr(NEXT[env_id]), "another benchmark"
+    )
     no_report(tmp_path)
 
 
@@ -200,7 +219,11 @@ def test_scored_row_without_its_metric(env_id, traces, tmp_path):
 @pytest.mark.parametrize("env_id", ENVS)
 def test_non_utf8_line(env_id, traces, tmp_path):
     lines = lines_of(traces, env_id)
-    raw = b"".join(line.encode() for line in lines[:2]) + b'{"task": "\xff\xfe"}\n' + b"".join(line.encode() for line in lines[2:])
+    raw = (
+        b"".join(line.encode() for line in lines[:2])
+        + b'{"task": "\xff\xfe"}\n'
+        + b"".join(line.encode() for line in lines[2:])
+    )
     proc, path = report(tmp_path, raw)
     assert_clean_error(proc, f"{path}:3:", "not valid JSON")
 
@@ -213,14 +236,6 @@ def test_empty_file_and_missing_file(tmp_path):
 
 
 # ---------------------------------------------------------------------------- datasets
-
-
-
-
-
-
-
-
 
 
 def medfact_rows() -> list[dict]:
@@ -244,7 +259,13 @@ def test_medfact_bad_rows(case, mutate, message, tmp_path):
     rows = medfact_rows()
     mutate(rows)
     path = write_jsonl(tmp_path / "medfact.jsonl", rows)
-    proc, _ = score("medfact-bench", tmp_path / "out", path, replies={}, run=run_medhal if case == "wrong label" else medhal)
+    proc, _ = score(
+        "medfact-bench",
+        tmp_path / "out",
+        path,
+        replies={},
+        run=run_medhal if case == "wrong label" else medhal,
+    )
     assert_clean_error(proc, str(path), message)
 
 
@@ -252,22 +273,34 @@ def test_medfact_bad_files(tmp_path):
     rows = medfact_rows()
     path = tmp_path / "broken.jsonl"
     path.write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[1])[:-7] + "\n")
-    assert_clean_error(score("medfact-bench", tmp_path / "a", path, replies={})[0], f"{path}:2:", "not valid JSON")
+    assert_clean_error(
+        score("medfact-bench", tmp_path / "a", path, replies={})[0], f"{path}:2:", "not valid JSON"
+    )
     path = tmp_path / "list.jsonl"
     path.write_text(json.dumps(rows[0]) + "\n[1, 2]\n")
-    assert_clean_error(score("medfact-bench", tmp_path / "b", path, replies={})[0], str(path), "row 2 is a list")
+    assert_clean_error(
+        score("medfact-bench", tmp_path / "b", path, replies={})[0], str(path), "row 2 is a list"
+    )
     path = write_csv(tmp_path / "medfact.csv", [{k: v for k, v in r.items() if k != "source"} for r in rows])
-    assert_clean_error(score("medfact-bench", tmp_path / "c", path, replies={})[0], str(path), "row 1 lacks column(s) source")
+    assert_clean_error(
+        score("medfact-bench", tmp_path / "c", path, replies={})[0], str(path), "row 1 lacks column(s) source"
+    )
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rows[2]["label"] = None
     path = tmp_path / "medfact.parquet"
     pq.write_table(pa.Table.from_pylist(rows), path)
-    assert_clean_error(score("medfact-bench", tmp_path / "d", path, replies={})[0], str(path), "row 3 field 'label'")
+    assert_clean_error(
+        score("medfact-bench", tmp_path / "d", path, replies={})[0], str(path), "row 3 field 'label'"
+    )
     path = tmp_path / "medfact.xlsx"
     path.write_text("x")
-    assert_clean_error(score("medfact-bench", tmp_path / "e", path, replies={})[0], str(path), "unsupported dataset file type '.xlsx'")
+    assert_clean_error(
+        score("medfact-bench", tmp_path / "e", path, replies={})[0],
+        str(path),
+        "unsupported dataset file type '.xlsx'",
+    )
 
 
 def test_medfact_duplicated_rows_are_kept_apart(tmp_path):
@@ -288,9 +321,23 @@ def test_eval_names_the_bad_row(tmp_path):
     rows[1]["label"] = "TRUE"
     path = write_jsonl(tmp_path / "medfact.jsonl", rows)
     proc = subprocess.run(
-        [str(BIN / "eval"), "medfact-bench", "--client.base-url", "http://127.0.0.1:9/v1", "--no-push", "--no-rich",
-         "-m", "scripted", "-o", str(tmp_path / "run"), "--taskset.dataset-path", str(path)],
-        capture_output=True, text=True, timeout=300,
+        [
+            str(BIN / "eval"),
+            "medfact-bench",
+            "--client.base-url",
+            "http://127.0.0.1:9/v1",
+            "--no-push",
+            "--no-rich",
+            "-m",
+            "scripted",
+            "-o",
+            str(tmp_path / "run"),
+            "--taskset.dataset-path",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode != 0
     last = [line for line in proc.stderr.splitlines() if line.strip()][-1]
@@ -315,11 +362,31 @@ def drop_column(column: str):
 
 MED_HALT_BAD = [
     ("missing column", "reasoning_nota", drop_column("correct_answer"), "column 'correct_answer' is missing"),
-    ("wrong split label", "reasoning_fake", lambda r: r[1].update(split_type="exam"), "row 2: field 'split_type' is 'exam'"),
-    ("empty question", "reasoning_FCT", lambda r: r[0].update(question=""), "row 1: field 'question' is empty"),
-    ("broken options", "reasoning_nota", lambda r: r[2].update(options="{'0': 'a'"), "row 3: field 'options' is not a Python dict literal"),
+    (
+        "wrong split label",
+        "reasoning_fake",
+        lambda r: r[1].update(split_type="exam"),
+        "row 2: field 'split_type' is 'exam'",
+    ),
+    (
+        "empty question",
+        "reasoning_FCT",
+        lambda r: r[0].update(question=""),
+        "row 1: field 'question' is empty",
+    ),
+    (
+        "broken options",
+        "reasoning_nota",
+        lambda r: r[2].update(options="{'0': 'a'"),
+        "row 3: field 'options' is not a Python dict literal",
+    ),
     ("bad PMID", "IR_pmid2title", lambda r: r[1].update(PMID="PMC123"), "row 2: field 'PMID' is 'PMC123'"),
-    ("wrong data type", "IR_title2pubmedlink", lambda r: r[0].update(pubmed_data_type="maybe"), "row 1: field 'pubmed_data_type' is 'maybe'"),
+    (
+        "wrong data type",
+        "IR_title2pubmedlink",
+        lambda r: r[0].update(pubmed_data_type="maybe"),
+        "row 1: field 'pubmed_data_type' is 'maybe'",
+    ),
 ]
 
 
@@ -352,9 +419,17 @@ def hallu_rows() -> list[dict]:
 
 MEDHALLU_BAD = [
     ("missing column", lambda r: r[1].pop("Ground Truth"), "row 2 lacks column(s) Ground Truth"),
-    ("wrong label", lambda r: r[0].update({"Difficulty Level": "trivial"}), "row 1 field 'Difficulty Level' is 'trivial'"),
+    (
+        "wrong label",
+        lambda r: r[0].update({"Difficulty Level": "trivial"}),
+        "row 1 field 'Difficulty Level' is 'trivial'",
+    ),
     ("empty string", lambda r: r[2].update(Question=""), "row 3 field 'Question' is empty"),
-    ("knowledge not a list", lambda r: r[0].update(Knowledge="one context"), "row 1 field 'Knowledge' must be a non-empty list"),
+    (
+        "knowledge not a list",
+        lambda r: r[0].update(Knowledge="one context"),
+        "row 1 field 'Knowledge' must be a non-empty list",
+    ),
 ]
 
 

@@ -12,8 +12,22 @@ import pytest
 
 from tests.conftest import BIN
 
-DEMO = Path(__file__).parents[2] / "environments" / "medfact_bench" / "medfact_bench" / "demo" / "medfact_demo.jsonl"
-REPLIES = ["<think>a</think><score>2</score>", "<think>b</think><score>-2</score>", "<score>0</score>", "no score", "<score>1</score>", "<score>-1</score>"]
+DEMO = (
+    Path(__file__).parents[2]
+    / "environments"
+    / "medfact_bench"
+    / "medfact_bench"
+    / "demo"
+    / "medfact_demo.jsonl"
+)
+REPLIES = [
+    "<think>a</think><score>2</score>",
+    "<think>b</think><score>-2</score>",
+    "<score>0</score>",
+    "no score",
+    "<score>1</score>",
+    "<score>-1</score>",
+]
 
 
 def medhal(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -33,7 +47,17 @@ def scored(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("scored")
     preds = root / "preds.jsonl"
     preds.write_text("".join(json.dumps({"idx": i, "reply": r}) + "\n" for i, r in enumerate(REPLIES)))
-    proc = medhal("score", "medfact-bench", "--predictions", str(preds), "-o", str(root / "run"), "--dataset-path", str(DEMO), "--no-plots")
+    proc = medhal(
+        "score",
+        "medfact-bench",
+        "--predictions",
+        str(preds),
+        "-o",
+        str(root / "run"),
+        "--dataset-path",
+        str(DEMO),
+        "--no-plots",
+    )
     assert proc.returncode == 0, proc.stderr
     return root / "run"
 
@@ -99,7 +123,10 @@ def test_a_trace_naming_a_module_never_imports_it(scored, tmp_path, name):
     proc = medhal("report", str(run), "--no-plots")
     assert proc.returncode == 2
     line = one_line_error(proc)
-    assert "traces.jsonl:1: field 'task.data.benchmark'" in line and "not an installed medhal environment" in line
+    assert (
+        "traces.jsonl:1: field 'task.data.benchmark'" in line
+        and "not an installed medhal environment" in line
+    )
     assert "Zen of Python" not in proc.stdout + proc.stderr
 
 
@@ -116,7 +143,11 @@ def test_error_rate_gate(scored, tmp_path):
     rows[1]["errors"] = [{"type": "ProviderError", "message": "HTTP 500 from the endpoint"}]
     (run / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     proc = medhal("report", str(run), "--no-plots")
-    assert proc.returncode == 1 and "1 of 6 rollouts failed" in proc.stderr and "HTTP # from the endpoint" in proc.stderr
+    assert (
+        proc.returncode == 1
+        and "1 of 6 rollouts failed" in proc.stderr
+        and "HTTP # from the endpoint" in proc.stderr
+    )
     assert medhal("report", str(run), "--no-plots", "--max-error-rate", "0.2").returncode == 0
 
 
@@ -140,7 +171,11 @@ def test_comparing_two_runs_of_the_same_tasks_is_paired(scored, tmp_path):
     # run 1 reads SUPPORT, CONTRADICT, NEI, INVALID, SUPPORT, CONTRADICT: right on idx 0, 1, 4, 5 (4/6).
     # run 2 is wrong on idx 0..2: right on 4, 5 (2/6). Right only in run 1: idx 0, 1 (b = 2); c = 0.
     # McNemar exact: 2 * P(X <= 0), X ~ Bin(2, 1/2) = 2 * 1/4 = 0.5. Difference 2/6 - 4/6 = -1/3.
-    assert row["mcnemar"] == {"right_only_in_first": 2, "right_only_in_this": 0, "p_value": pytest.approx(0.5)}
+    assert row["mcnemar"] == {
+        "right_only_in_first": 2,
+        "right_only_in_this": 0,
+        "p_value": pytest.approx(0.5),
+    }
     assert row["difference"]["accuracy"] == pytest.approx(-1 / 3)
     low, high = row["difference_ci"]["accuracy"]
     assert low <= -1 / 3 <= high <= 0.0

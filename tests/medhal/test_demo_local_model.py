@@ -26,7 +26,7 @@ def test_demo_with_the_local_model(offline_assets, tmp_path):
     envs = installed()
     assert set(envs) == {"medfact-bench", "med-halt", "medhallu"}
     for env_id in envs:
-        rows = [json.loads(l) for l in (out / env_id / "traces.jsonl").read_text().splitlines() if l.strip()]
+        rows = [json.loads(x) for x in (out / env_id / "traces.jsonl").read_text().splitlines() if x.strip()]
         assert len(rows) == ITEMS, env_id
         for row in rows:
             assert not row["errors"], (env_id, row["errors"])

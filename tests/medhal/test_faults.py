@@ -149,8 +149,18 @@ def mixed(tmp_path_factory):
     try:
         out = tmp / "run"
         first = run_eval(
-            ENV_ID, endpoint.base_url, out, "-c", "8", "--timeout.rollout", str(ROLLOUT_TIMEOUT_S),
-            "--harness.request-timeout", str(REQUEST_TIMEOUT_S), "--taskset.dataset-path", str(dataset), timeout=600,
+            ENV_ID,
+            endpoint.base_url,
+            out,
+            "-c",
+            "8",
+            "--timeout.rollout",
+            str(ROLLOUT_TIMEOUT_S),
+            "--harness.request-timeout",
+            str(REQUEST_TIMEOUT_S),
+            "--taskset.dataset-path",
+            str(dataset),
+            timeout=600,
         )
         first_attempts = collections.Counter(script.attempts)
         no_traceback(out)
@@ -166,8 +176,15 @@ def mixed(tmp_path_factory):
     finally:
         endpoint.stop()
     return {
-        "plan": plan, "first": first, "first_attempts": first_attempts, "report": rep, "report_proc": rep_proc,
-        "strict": strict_proc, "resume": resumed, "resume_attempts": resume_attempts, "after": after,
+        "plan": plan,
+        "first": first,
+        "first_attempts": first_attempts,
+        "report": rep,
+        "report_proc": rep_proc,
+        "strict": strict_proc,
+        "resume": resumed,
+        "resume_attempts": resume_attempts,
+        "after": after,
         "report_after": rep_after,
     }
 
@@ -241,7 +258,10 @@ def test_report_error_rate_gate(mixed):
     strict = mixed["strict"]
     assert strict.returncode == 1, strict.stderr
     assert "error rate above --max-error-rate 0.0" in strict.stderr
-    assert f"{len([s for s in mixed['plan'].values() if s[7:] in ERROR_FAULTS and s.startswith('always')])} of {len(mixed['plan'])} rollouts failed" in strict.stderr
+    assert (
+        f"{sum(1 for s in mixed['plan'].values() if s[7:] in ERROR_FAULTS and s.startswith('always'))} "
+        f"of {len(mixed['plan'])} rollouts failed" in strict.stderr
+    )
 
 
 def test_resume_reruns_only_failed(mixed):
@@ -272,7 +292,18 @@ def test_connection_refused_then_resume(tmp_path):
     dataset = write_jsonl(tmp_path / "medfact.jsonl", medfact_rows(n))
     port = free_port()
     out = tmp_path / "run"
-    rows = by_idx(run_eval(ENV_ID, f"http://127.0.0.1:{port}/v1", out, "-c", "3", "--taskset.dataset-path", str(dataset), timeout=240))
+    rows = by_idx(
+        run_eval(
+            ENV_ID,
+            f"http://127.0.0.1:{port}/v1",
+            out,
+            "-c",
+            "3",
+            "--taskset.dataset-path",
+            str(dataset),
+            timeout=240,
+        )
+    )
     assert sorted(rows) == list(range(n))
     for row in rows.values():
         assert row["errors"] and row["stop_condition"] == "error"
@@ -306,7 +337,9 @@ def test_2000_rollouts_at_concurrency_64_with_10_percent_failures(tmp_path):
     script = FaultScript(plan)
     with ScriptedEndpoint(script) as endpoint:
         out = tmp_path / "run"
-        rows = run_eval(ENV_ID, endpoint.base_url, out, "-c", "64", "--taskset.dataset-path", str(dataset), timeout=900)
+        rows = run_eval(
+            ENV_ID, endpoint.base_url, out, "-c", "64", "--taskset.dataset-path", str(dataset), timeout=900
+        )
         assert len(rows) == n
         rows = by_idx(rows)
         assert sorted(rows) == list(range(n))

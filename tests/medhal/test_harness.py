@@ -41,8 +41,17 @@ def test_same_traces_as_null_harness(tmp_path, endpoint):
     runs = {}
     for harness in ("null", "medfact-bench"):
         traces = run_eval(
-            "medfact-bench", ep.base_url, tmp_path / harness, "--taskset.dataset-path", str(path),
-            "--harness.id", harness, "--sampling.temperature", "0", "--sampling.max-tokens", "16",
+            "medfact-bench",
+            ep.base_url,
+            tmp_path / harness,
+            "--taskset.dataset-path",
+            str(path),
+            "--harness.id",
+            harness,
+            "--sampling.temperature",
+            "0",
+            "--sampling.max-tokens",
+            "16",
         )
         assert {t["agent"]["harness"]["id"] for t in traces} == {harness}
         runs[harness] = sorted((comparable(t) for t in traces), key=lambda t: t["idx"])
@@ -50,7 +59,11 @@ def test_same_traces_as_null_harness(tmp_path, endpoint):
             t["info"].pop("run", None)
     assert runs["null"] == runs["medfact-bench"]
     failed = runs["medfact-bench"][0]
-    assert failed["stop"] == "error" and failed["errors"][0][0] == "ProviderError" and failed["errors"][0][2] == 500
+    assert (
+        failed["stop"] == "error"
+        and failed["errors"][0][0] == "ProviderError"
+        and failed["errors"][0][2] == 500
+    )
     assert failed["calls"] == [500, 500, 500]  # the SDK's two retries, as with null
     # Sampling settings reached the endpoint on every request.
     assert all(r.get("temperature") == 0 and r.get("max_tokens") == 16 for r in ep.requests)

@@ -240,7 +240,10 @@ def faults_run(tmp_path_factory):
         script.attempts.clear()
         resumed = subprocess.run(
             [str(BIN / "eval"), "--resume", str(out)],
-            capture_output=True, text=True, timeout=280, check=False,
+            capture_output=True,
+            text=True,
+            timeout=280,
+            check=False,
         )
         after = [json.loads(x) for x in (out / "traces.jsonl").read_text().splitlines() if x.strip()]
     finally:

@@ -34,7 +34,9 @@ def _group_gone(pgid: int) -> bool:
 def local_extra() -> None:
     missing = local_model.missing_packages()
     if missing:
-        message = f"the `local` extra is not installed (missing {', '.join(missing)}); {local_model.INSTALL_HINT}"
+        message = (
+            f"the `local` extra is not installed (missing {', '.join(missing)}); {local_model.INSTALL_HINT}"
+        )
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
@@ -96,7 +98,10 @@ def read_until(proc: subprocess.Popen, done, timeout: float) -> list[str]:
 def test_serve_local_serves_until_signalled(local_extra, sig: int) -> None:
     proc = subprocess.Popen(
         [str(BIN / "medhal"), "serve-local"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     try:
         lines = read_until(proc, lambda line: line.startswith("model:"), timeout=600)

@@ -153,8 +153,15 @@ def test_confusion_rejects_unknown_labels_and_ragged_input():
 
 def test_cluster_sums_hand_totals():
     acc = m.ClusterSums(2)
-    for cluster, row in [("q1", (1, 1)), ("q2", (0, 1)), ("q1", (1, 1)), (None, (1, 1)), (None, (0, 1)),
-                         (None, (1, 1)), ("q2", (1, 1))]:
+    for cluster, row in [
+        ("q1", (1, 1)),
+        ("q2", (0, 1)),
+        ("q1", (1, 1)),
+        (None, (1, 1)),
+        (None, (0, 1)),
+        (None, (1, 1)),
+        ("q2", (1, 1)),
+    ]:
         acc.add(cluster, row)
     assert acc.n_items == 7
     assert len(acc) == 5  # q1, q2 and three cluster-less items

@@ -38,7 +38,9 @@ def test_after_reasoning_keeps_what_follows_the_last_block(reply, answer):
     assert after_reasoning(reply) == answer
 
 
-@pytest.mark.parametrize("reply", ["<think>cut off while thinking", "<think>a</think>b<think>again", "<Reasoning>never closed"])
+@pytest.mark.parametrize(
+    "reply", ["<think>cut off while thinking", "<think>a</think>b<think>again", "<Reasoning>never closed"]
+)
 def test_an_unclosed_reasoning_block_means_no_answer(reply):
     assert after_reasoning(reply) is None
     assert answer_text(reply) is None

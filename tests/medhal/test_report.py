@@ -39,18 +39,39 @@ SELECTION = {"n_expected": 5, "contiguous": True, "num_tasks": None, "shuffle": 
 PROVENANCE = {"dataset": "toy", "options": {"parser": "medhal"}}
 
 
-def trace(idx: int, part: str, gold: str, readings: dict, correct: dict, *, src: str | None = None, reply: str = "r",
-          error: str | None = None, selection: dict = SELECTION, provenance: dict = PROVENANCE) -> dict:
+def trace(
+    idx: int,
+    part: str,
+    gold: str,
+    readings: dict,
+    correct: dict,
+    *,
+    src: str | None = None,
+    reply: str = "r",
+    error: str | None = None,
+    selection: dict = SELECTION,
+    provenance: dict = PROVENANCE,
+) -> dict:
     """A verifiers trace line as eval writes it, reduced to what reports read."""
     metrics = {}
     for convention in ("medhal", "authors", "strict"):
         metrics[f"correct_{convention}"] = float(correct[convention])
         metrics[f"parsed_{convention}"] = float(readings[convention] is not None)
     return {
-        "task": {"type": "ToyTask", "data": {
-            "idx": idx, "benchmark": "toy", "part": part, "gold": gold, "src": src or f"s{idx}",
-            "parser": "medhal", "selection": selection, "provenance": provenance, "prompt": "q",
-        }},
+        "task": {
+            "type": "ToyTask",
+            "data": {
+                "idx": idx,
+                "benchmark": "toy",
+                "part": part,
+                "gold": gold,
+                "src": src or f"s{idx}",
+                "parser": "medhal",
+                "selection": selection,
+                "provenance": provenance,
+                "prompt": "q",
+            },
+        },
         "nodes": [] if error else [{"message": {"role": "assistant", "content": reply}, "sampled": True}],
         "metrics": {} if error else metrics,
         "rewards": {},
@@ -69,10 +90,28 @@ def both(label):
 ROWS = [
     trace(0, "a", "yes", both("yes"), {"medhal": 1, "authors": 1, "strict": 1}, src="q1"),
     trace(1, "a", "no", both("no"), {"medhal": 1, "authors": 1, "strict": 1}, src="q1"),
-    trace(2, "a", "yes", {"medhal": "no", "authors": "yes", "strict": None}, {"medhal": 0, "authors": 1, "strict": 0}),
-    trace(3, "b", "no", {"medhal": "no", "authors": "yes", "strict": "no"}, {"medhal": 1, "authors": 0, "strict": 1}),
-    trace(4, "b", "yes", {"medhal": None, "authors": "no", "strict": None}, {"medhal": 0, "authors": 0, "strict": 0},
-          reply="I cannot tell"),
+    trace(
+        2,
+        "a",
+        "yes",
+        {"medhal": "no", "authors": "yes", "strict": None},
+        {"medhal": 0, "authors": 1, "strict": 0},
+    ),
+    trace(
+        3,
+        "b",
+        "no",
+        {"medhal": "no", "authors": "yes", "strict": "no"},
+        {"medhal": 1, "authors": 0, "strict": 1},
+    ),
+    trace(
+        4,
+        "b",
+        "yes",
+        {"medhal": None, "authors": "no", "strict": None},
+        {"medhal": 0, "authors": 0, "strict": 0},
+        reply="I cannot tell",
+    ),
 ]
 
 
@@ -99,8 +138,12 @@ def test_figures_by_hand_under_every_convention(tmp_path):
     # yes_rate: medhal said yes once (item 0) -> 1/5; authors 0, 2, 3 -> 3/5
     assert medhal["yes_rate"] == pytest.approx(0.2)
     assert authors["yes_rate"] == pytest.approx(0.6)
-    assert report["micro_accuracy"] == pytest.approx(0.6) and report["macro_accuracy"] == pytest.approx(7 / 12)
-    assert report["groups"]["part"]["a"]["n"] == 3 and report["groups"]["part"]["a"]["accuracy"] == pytest.approx(2 / 3)
+    assert report["micro_accuracy"] == pytest.approx(0.6) and report["macro_accuracy"] == pytest.approx(
+        7 / 12
+    )
+    assert report["groups"]["part"]["a"]["n"] == 3 and report["groups"]["part"]["a"][
+        "accuracy"
+    ] == pytest.approx(2 / 3)
     assert report["groups"]["part"]["b"]["conventions"]["authors"]["accuracy"] == 0.0
 
 
@@ -112,16 +155,23 @@ def test_confusion_and_classes_use_the_runs_convention(tmp_path):
         "no": {"yes": 0, "no": 2, "INVALID": 0, "ERROR": 0},
     }
     # yes: tp 1, predicted 1, support 3 -> P 1, R 1/3, F1 2*1*(1/3)/(4/3) = 0.5
-    assert report["classes"]["yes"] == pytest.approx({"precision": 1.0, "recall": 1 / 3, "f1": 0.5, "support": 3})
+    assert report["classes"]["yes"] == pytest.approx(
+        {"precision": 1.0, "recall": 1 / 3, "f1": 0.5, "support": 3}
+    )
     # no: tp 2, predicted 3, support 2 -> P 2/3, R 1, F1 0.8
-    assert report["classes"]["no"] == pytest.approx({"precision": 2 / 3, "recall": 1.0, "f1": 0.8, "support": 2})
+    assert report["classes"]["no"] == pytest.approx(
+        {"precision": 2 / 3, "recall": 1.0, "f1": 0.8, "support": 2}
+    )
 
 
 def test_intervals_resample_clusters(tmp_path):
     """Items 0 and 1 share a source: the clustered interval of accuracy cannot put them
     apart, so it differs from an unclustered one."""
     clustered = report_of(tmp_path, ROWS)["micro_accuracy_ci"]
-    loose = [dict(r, task={**r["task"], "data": {**r["task"]["data"], "src": f"own{i}"}}) for i, r in enumerate(ROWS)]
+    loose = [
+        dict(r, task={**r["task"], "data": {**r["task"]["data"], "src": f"own{i}"}})
+        for i, r in enumerate(ROWS)
+    ]
     unclustered = report_of(tmp_path, loose)["micro_accuracy_ci"]
     assert clustered != unclustered
     assert 0.0 <= clustered[0] <= 0.6 <= clustered[1] <= 1.0
@@ -135,13 +185,29 @@ def test_a_complete_run_is_paper_comparable(tmp_path):
 
 def test_gaps_duplicates_and_mixed_provenance(tmp_path):
     gap = report_of(tmp_path, [r for r in ROWS if r["task"]["data"]["idx"] != 3])
-    assert (gap["n_missing"], gap["missing_idx"], gap["complete"], gap["paper_comparable"]) == (1, [3], False, False)
+    assert (gap["n_missing"], gap["missing_idx"], gap["complete"], gap["paper_comparable"]) == (
+        1,
+        [3],
+        False,
+        False,
+    )
     doubled = report_of(tmp_path, ROWS + ROWS)
-    assert (doubled["n"], doubled["n_distinct"], doubled["n_duplicates"], doubled["complete"]) == (10, 5, 5, False)
-    edited = dict(ROWS[4], task={**ROWS[4]["task"], "data": {**ROWS[4]["task"]["data"], "provenance": {"dataset": "edited"}}})
+    assert (doubled["n"], doubled["n_distinct"], doubled["n_duplicates"], doubled["complete"]) == (
+        10,
+        5,
+        5,
+        False,
+    )
+    edited = dict(
+        ROWS[4],
+        task={**ROWS[4]["task"], "data": {**ROWS[4]["task"]["data"], "provenance": {"dataset": "edited"}}},
+    )
     mixed = report_of(tmp_path, [*ROWS[:4], edited])
     assert mixed["mixed_provenance"] and not mixed["complete"]
-    old = [dict(r, task={**r["task"], "data": {k: v for k, v in r["task"]["data"].items() if k != "selection"}}) for r in ROWS]
+    old = [
+        dict(r, task={**r["task"], "data": {k: v for k, v in r["task"]["data"].items() if k != "selection"}})
+        for r in ROWS
+    ]
     unknown = report_of(tmp_path, old)
     assert unknown["n_expected"] is None and not unknown["complete"]
 
@@ -163,7 +229,9 @@ def test_unreadable_replies_are_listed_by_shape(tmp_path):
     report = report_of(tmp_path, rows)
     assert report["n_unreadable"] == 4
     assert report["unreadable"][0] == {"shape": "I cannot tell", "count": 3, "idx": 0}
-    assert report["unreadable"][1]["shape"] == "x" * 117 + "..." and len(report["unreadable"][1]["shape"]) == 120
+    assert (
+        report["unreadable"][1]["shape"] == "x" * 117 + "..." and len(report["unreadable"][1]["shape"]) == 120
+    )
 
 
 @pytest.mark.parametrize(
@@ -205,7 +273,10 @@ def test_published_figures_of_a_complete_group_are_shown_without_the_whole_bench
         ),
     )
     only_a = [
-        {**r, "task": {**r["task"], "data": {**r["task"]["data"], "selection": {**SELECTION, "n_expected": 3}}}}
+        {
+            **r,
+            "task": {**r["task"], "data": {**r["task"]["data"], "selection": {**SELECTION, "n_expected": 3}}},
+        }
         for r in ROWS[:3]
     ]
     report = build_report(read_run(write(tmp_path / "traces.jsonl", only_a), spec))

@@ -16,8 +16,12 @@ from medhal.report import Run, build_report
 from medhal.traces import TraceFileError, parse_trace_line
 
 settings.register_profile(
-    "medhal-trace-lines", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True, database=None,
+    "medhal-trace-lines",
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
 )
 PROFILE = settings.get_profile("medhal-trace-lines")
 
@@ -25,22 +29,49 @@ PROFILE = settings.get_profile("medhal-trace-lines")
 def valid_v1_row(benchmark: str = "medfact-bench") -> dict:
     return {
         "id": "r0",
-        "task": {"type": "MedFactTask", "data": {
-            "idx": 0, "prompt": "p", "system_prompt": "s", "benchmark": benchmark, "source_id": "scifact:0",
-            "parser": "medhal", "provenance": {"dataset": "d"}, "dataset": "scifact", "claim": "c", "label": "SUPPORT",
-            "selection": {"n_expected": 1, "contiguous": True, "num_tasks": None, "shuffle": False, "idx_sha256": "x"},
-        }},
+        "task": {
+            "type": "MedFactTask",
+            "data": {
+                "idx": 0,
+                "prompt": "p",
+                "system_prompt": "s",
+                "benchmark": benchmark,
+                "source_id": "scifact:0",
+                "parser": "medhal",
+                "provenance": {"dataset": "d"},
+                "dataset": "scifact",
+                "claim": "c",
+                "label": "SUPPORT",
+                "selection": {
+                    "n_expected": 1,
+                    "contiguous": True,
+                    "num_tasks": None,
+                    "shuffle": False,
+                    "idx_sha256": "x",
+                },
+            },
+        },
         "agent": {"model": "m", "sampling": {}},
         "verifiers": {"version": "0.2.1"},
         "nodes": [
             {"message": {"role": "system", "content": "s"}, "sampled": False},
             {"parent": 0, "message": {"role": "user", "content": "p"}, "sampled": False},
-            {"parent": 1, "message": {"role": "assistant", "content": "<think>x</think><score>2</score>"}, "sampled": True},
+            {
+                "parent": 1,
+                "message": {"role": "assistant", "content": "<think>x</think><score>2</score>"},
+                "sampled": True,
+            },
         ],
         "rewards": {"accuracy": 1.0},
         "metrics": {
-            "correct": 1.0, "parsed": 1.0, "correct_medhal": 1.0, "parsed_medhal": 1.0,
-            "correct_authors": 1.0, "parsed_authors": 1.0, "correct_strict": 1.0, "parsed_strict": 1.0,
+            "correct": 1.0,
+            "parsed": 1.0,
+            "correct_medhal": 1.0,
+            "parsed_medhal": 1.0,
+            "correct_authors": 1.0,
+            "parsed_authors": 1.0,
+            "correct_strict": 1.0,
+            "parsed_strict": 1.0,
         },
         "info": {"readings": {"medhal": "SUPPORT", "authors": "SUPPORT", "strict": "SUPPORT"}},
         "errors": [],
@@ -132,7 +163,11 @@ def test_any_field_removed(path):
 def test_valid_rows_are_counted_as_read():
     for row in (valid_v1_row(), valid_v0_row()):
         report = build_report(add(json.dumps(row)))
-        assert (report["n"], report["micro_accuracy"], report["confusion"]["SUPPORT"]["SUPPORT"]) == (1, 1.0, 1)
+        assert (report["n"], report["micro_accuracy"], report["confusion"]["SUPPORT"]["SUPPORT"]) == (
+            1,
+            1.0,
+            1,
+        )
 
 
 @pytest.mark.parametrize("benchmark", ["med-halt", "medhallu", "other", ""])
@@ -150,17 +185,23 @@ def test_a_timed_out_rollout_without_error_counts_as_an_error():
     assert report["n_errors"] == 1 and report["confusion"]["SUPPORT"]["ERROR"] == 1
 
 
-@pytest.mark.parametrize(("mutate", "message"), [
-    (lambda r: r["task"]["data"].update(label="TRUE"), "t:1: field 'task.data.label' is 'TRUE'"),
-    (lambda r: r["info"]["readings"].update(medhal="MAYBE"), "t:1: field 'info.readings.medhal' is 'MAYBE'"),
-    (lambda r: r["task"]["data"].update(idx="zero"), "t:1: field 'task.data.idx' is not an integer"),
-    (lambda r: r["metrics"].update(correct_medhal="1"), "t:1: field 'metrics.correct_medhal'"),
-    (lambda r: r.update(nodes={"a": 1}), "t:1: field 'nodes' is not a list"),
-    (lambda r: r["nodes"].append(3), "t:1: field 'nodes\\[3\\]' is not an object"),
-    (lambda r: r.update(errors=["boom"]), "t:1: field 'errors\\[0\\]' is not an object"),
-    (lambda r: r.update(agent=[]), "t:1: field 'agent' is not an object"),
-    (lambda r: r["task"]["data"].pop("dataset"), "t:1: field 'task.data.dataset' is missing"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda r: r["task"]["data"].update(label="TRUE"), "t:1: field 'task.data.label' is 'TRUE'"),
+        (
+            lambda r: r["info"]["readings"].update(medhal="MAYBE"),
+            "t:1: field 'info.readings.medhal' is 'MAYBE'",
+        ),
+        (lambda r: r["task"]["data"].update(idx="zero"), "t:1: field 'task.data.idx' is not an integer"),
+        (lambda r: r["metrics"].update(correct_medhal="1"), "t:1: field 'metrics.correct_medhal'"),
+        (lambda r: r.update(nodes={"a": 1}), "t:1: field 'nodes' is not a list"),
+        (lambda r: r["nodes"].append(3), "t:1: field 'nodes\\[3\\]' is not an object"),
+        (lambda r: r.update(errors=["boom"]), "t:1: field 'errors\\[0\\]' is not an object"),
+        (lambda r: r.update(agent=[]), "t:1: field 'agent' is not an object"),
+        (lambda r: r["task"]["data"].pop("dataset"), "t:1: field 'task.data.dataset' is missing"),
+    ],
+)
 def test_bad_fields_are_named(mutate, message):
     row = copy.deepcopy(valid_v1_row())
     mutate(row)

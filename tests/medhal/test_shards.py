@@ -12,11 +12,20 @@ from pydantic import ValidationError
 
 from tests.conftest import BIN, run_eval
 
-DEMO = Path(__file__).parents[2] / "environments" / "medfact_bench" / "medfact_bench" / "demo" / "medfact_demo.jsonl"
+DEMO = (
+    Path(__file__).parents[2]
+    / "environments"
+    / "medfact_bench"
+    / "medfact_bench"
+    / "demo"
+    / "medfact_demo.jsonl"
+)
 
 
 def report(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "medhal"), "report", "--no-plots", *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [str(BIN / "medhal"), "report", "--no-plots", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +35,15 @@ def shards(tmp_path_factory):
     root = tmp_path_factory.mktemp("shards")
     with ScriptedEndpoint(constant("<think>x</think><score>2</score>")) as endpoint:
         for i in range(2):
-            rows = run_eval("medfact-bench", endpoint.base_url, root / f"shard{i}", "--taskset.dataset-path", str(DEMO),
-                            "--taskset.shard", f"{i}/2")
+            rows = run_eval(
+                "medfact-bench",
+                endpoint.base_url,
+                root / f"shard{i}",
+                "--taskset.dataset-path",
+                str(DEMO),
+                "--taskset.shard",
+                f"{i}/2",
+            )
             assert sorted(r["task"]["data"]["idx"] for r in rows) == [i, i + 2, i + 4]
     return root
 
@@ -51,7 +67,11 @@ def test_merged_shards_are_one_complete_run(shards, tmp_path):
 
 def test_a_missing_shard_is_a_gap_and_a_repeated_one_is_overlap(shards, tmp_path):
     twice = report("--merge", str(shards / "shard0"), str(shards / "shard0"), "-o", str(tmp_path / "twice"))
-    assert twice.returncode == 1 and "3 duplicated traces" in twice.stderr and "3 of 6 tasks missing" in twice.stderr
+    assert (
+        twice.returncode == 1
+        and "3 duplicated traces" in twice.stderr
+        and "3 of 6 tasks missing" in twice.stderr
+    )
     data = json.loads((tmp_path / "twice" / "report.json").read_text())
     assert data["missing_idx"] == [1, 3, 5]
 

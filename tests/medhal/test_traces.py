@@ -28,7 +28,14 @@ def write(path, lines):
 
 def test_reads_v1_rows_streaming(tmp_path):
     err = [{"type": "ProviderError", "message": "boom", "status_code": 500}]
-    f = write(tmp_path / "traces.jsonl", [json.dumps(v1_row(0)) + "\n", "\n", json.dumps(v1_row(1, reply=None, errors=err, rewards={})) + "\n"])
+    f = write(
+        tmp_path / "traces.jsonl",
+        [
+            json.dumps(v1_row(0)) + "\n",
+            "\n",
+            json.dumps(v1_row(1, reply=None, errors=err, rewards={})) + "\n",
+        ],
+    )
     records = list(iter_traces(tmp_path))
     assert [r.data["idx"] for r in records] == [0, 1]
     assert records[0].reply == "<score>1</score>" and records[0].model == "m"
@@ -40,7 +47,9 @@ def test_reads_v1_rows_streaming(tmp_path):
 
 def test_prompt_supplied_assistant_message_is_not_the_reply(tmp_path):
     row = v1_row(reply=None)
-    row["nodes"].append({"parent": 0, "message": {"role": "assistant", "content": "few-shot"}, "sampled": False})
+    row["nodes"].append(
+        {"parent": 0, "message": {"role": "assistant", "content": "few-shot"}, "sampled": False}
+    )
     write(tmp_path / "traces.jsonl", [json.dumps(row) + "\n"])
     assert next(iter_traces(tmp_path)).reply is None
 
@@ -52,7 +61,10 @@ def test_prompt_supplied_assistant_message_is_not_the_reply(tmp_path):
         ("[1, 2, 3]", "traces.jsonl:2: expected a JSON object, got list"),
         ('{"hello": 1}', "traces.jsonl:2: neither a verifiers trace"),
         ('{"task": {"type": "X"}, "nodes": []}', "traces.jsonl:2: field 'task.data' is missing"),
-        ('{"task": {"data": {}}, "nodes": [], "errors": "x"}', "traces.jsonl:2: field 'errors' is not a list"),
+        (
+            '{"task": {"data": {}}, "nodes": [], "errors": "x"}',
+            "traces.jsonl:2: field 'errors' is not a list",
+        ),
         ("\udcff".encode("utf-8", "surrogateescape").decode("latin-1"), "traces.jsonl:2: not valid JSON"),
     ],
 )
@@ -68,18 +80,24 @@ def test_reads_v0_results_rows(tmp_path):
         "completion": [{"role": "assistant", "content": " <score>0</score> "}],
         "reward": 1.0,
         "metrics": {"parseable_score": 1.0},
-        "info": {"task_data": {"idx": 4, "benchmark": "medfact-bench"}, "task_type": "MedFactTask", "scored": {}},
+        "info": {
+            "task_data": {"idx": 4, "benchmark": "medfact-bench"},
+            "task_type": "MedFactTask",
+            "scored": {},
+        },
     }
     write(tmp_path / "results.jsonl", [json.dumps(row) + "\n", json.dumps({**row, "info": {}}) + "\n"])
     records = iter_traces(tmp_path)
     first = next(records)
     assert first.data["idx"] == 4 and first.reply == "<score>0</score>" and first.task_type == "MedFactTask"
-    with pytest.raises(TraceFileError, match="results.jsonl:2: results.jsonl row has no 'info.task_data'"):
+    with pytest.raises(
+        TraceFileError, match=r"results\.jsonl:2: results\.jsonl row has no 'info\.task_data'"
+    ):
         next(records)
 
 
 def test_missing_paths(tmp_path):
-    with pytest.raises(TraceFileError, match="no traces.jsonl or results.jsonl"):
+    with pytest.raises(TraceFileError, match=r"no traces\.jsonl or results\.jsonl"):
         resolve_trace_file(tmp_path)
     with pytest.raises(TraceFileError, match="no such file"):
         resolve_trace_file(tmp_path / "nope.jsonl")

@@ -42,11 +42,16 @@ async def test_v0_and_v1_agree(environment):
     v1 = taskset_class(env_id)(taskset_config_type(env_id).model_validate({"id": env_id, **options})).select()
     assert len(rows) == len(v1)
     compared = 0
-    for row, task in zip(rows, v1):
+    for row, task in zip(rows, v1, strict=True):
         assert row["info"]["task_data"]["idx"] == task.data.idx
         for reply in REPLIES:
-            state = {"prompt": row["prompt"], "completion": [{"role": "assistant", "content": reply}],
-                     "info": dict(row["info"]), "answer": "", "input": {}}
+            state = {
+                "prompt": row["prompt"],
+                "completion": [{"role": "assistant", "content": reply}],
+                "info": dict(row["info"]),
+                "answer": "",
+                "input": {},
+            }
             await env.rubric.score_rollout(state)
             trace = await score_reply(task, reply)
             assert state["reward"] == pytest.approx(trace.reward), (env_id, task.data.idx, reply)

@@ -32,8 +32,8 @@ from medhal.replies import (
     after_leading_reasoning,
     after_reasoning,
     label_pattern,
-    labelled,
     last_boxed,
+    last_labelled,
     last_of,
     without_fences,
 )
@@ -64,7 +64,7 @@ NO_ANSWER = Reading()
 Reader = Callable[[str | None, tuple[str, ...]], Reading]
 
 
-_PLACEHOLDER = re.compile(r"<[^<>\n]{1,60}>")
+_PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z _-]{1,58}>")
 
 
 def usable(value: Any) -> bool:
@@ -273,8 +273,7 @@ def read_medhal(reply: str | None, keys: tuple[str, ...]) -> Reading:
         return _answer(fields, keys, KEY_VALUE) or Reading(fields, None, None, KEY_VALUE)
     value = last_boxed(text)
     if value is None:
-        last = last_of(labelled(text, _ANSWER_LABEL))
-        value = last[1] if last is not None else None
+        value = last_labelled(text, _ANSWER_LABEL)
     if value is None:
         stated = last_of(_STATED.finditer(text))
         value = _REASON.split(stated.group(1), maxsplit=1)[0] if stated else None

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from med_halt.benchmark import ENV_ID, FAKE, FCT, FULL_SIZE, PUBLISHED, SETS
-from med_halt.scoring import VERDICT_CORRECT, outcome_key
+from med_halt.scoring import ITEM_OUTCOMES, VERDICT_CORRECT, outcome_key
+from medhal.replies import CONVENTIONS
 from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
 
 RIGHT, WRONG = 1.0, -0.25
@@ -39,13 +40,23 @@ COLUMNS = Columns(
 )
 
 
+_OUTCOME_NAMES = {
+    convention: {outcome: outcome_key(outcome, convention) for outcome in ITEM_OUTCOMES}
+    for convention in CONVENTIONS
+}
+"""Metric names of the rule outcomes under each convention, built once (reports read
+three views of every trace)."""
+
+
 def item_columns(item: ItemView) -> Sequence[float]:
     test_set = item.data["test_set"]
     fct, fake = test_set == FCT.config, test_set == FAKE.config
     ir = SETS[test_set].family == "memory"
 
+    names = _OUTCOME_NAMES[item.convention]
+
     def get(outcome: str) -> float:
-        return item.metrics.get(outcome_key(outcome, item.convention), 0.0)
+        return item.metrics.get(names[outcome], 0.0)
 
     return (
         1.0,

@@ -16,6 +16,7 @@ is re-implemented with two `str.find` calls that give the same first match).
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable
 
 from medhal.replies import (
@@ -107,6 +108,9 @@ _NUMBER = re.compile(r"[\s*_`'\"(\[]*([+\-−]?\d+)(?:\.0+)?(?![\d_]|\.\d)")
 _AMBIGUOUS = re.compile(r"\s*(?:or|/|to|and|,|-(?=\s*\d))\s*[+\-−]?\d", re.IGNORECASE)
 _TRAILING_NUMBER = re.compile(r"\s*[+\-−]?\d+(?:\.0+)?\s*")
 _SCORE_LABEL = label_pattern(("final score", "score", "final answer", "answer", "rating", "verdict"))
+_SCORES_READ = 50
+"""Stated scores read, from the last back: a runaway generation of thousands of them must
+not cost thousands of readings (the final answer is near the end)."""
 _SCORE_IS = re.compile(
     r"(?<![\w-])(final\s+)?(?:score|rating)\s+(?:is|would\s+be)\s*:?\s*(?=[+\-−]?\d)", re.IGNORECASE
 )
@@ -157,11 +161,11 @@ def _stated_scores(text: str) -> list[tuple[bool, int | None]]:
     score is 2", "Final score: -1"); unreadable ones as None. A "final" score settles the
     reading; otherwise different scores leave nothing to choose between them."""
     found: list[tuple[int, bool, str]] = []
-    for start, value in labelled(text, _SCORE_LABEL):
+    for start, value in labelled(text, _SCORE_LABEL, last=_SCORES_READ):
         found.append((start, text[start : start + 5].lower() == "final", value))
-    for match in _SCORE_IS.finditer(text):
+    for match in deque(_SCORE_IS.finditer(text), maxlen=_SCORES_READ):
         found.append((match.start(), bool(match.group(1)), text[match.end() : match.end() + 40]))
-    return [(final, _score_of(value)) for _, final, value in sorted(found)]
+    return [(final, _score_of(value)) for _, final, value in sorted(found)[-_SCORES_READ:]]
 
 
 def read_medhal(reply: str | None) -> int | None:

@@ -308,8 +308,8 @@ def _labelled(text: str) -> tuple[int, str | None] | None:
     """(position, verdict) of the last labelled answer: a general label, a yes/no label
     about hallucination, or a last line `<any label>: <digit>` (any language)."""
     candidates: list[tuple[int, str | None]] = []
-    labels = list(labelled(text, _LABEL))
-    for start, value in reversed(labels[-_LABELS_READ:]):
+    labels = list(labelled(text, _LABEL, last=_LABELS_READ))
+    for start, value in reversed(labels):
         verdict = _phrase_verdict(value)
         if verdict is not None:
             candidates.append((start, verdict))
