@@ -40,6 +40,15 @@ def test_unpaired_difference_is_seeded():
     assert any(m.unpaired_difference_ci(a, b, ACCURACY, samples=200, seed=s) != first for s in (4, 5, 6))
 
 
+def test_each_unpaired_run_draws_from_the_seed():
+    # One run constant (every resample the same), the other varying: the interval moves with
+    # the seed only if the varying run's draws come from it, whichever run that is.
+    constant, varying = _table(10, 10), _table(5, 10)
+    for a, b in ((constant, varying), (varying, constant)):
+        first = m.unpaired_difference_ci(a, b, ACCURACY, samples=200, seed=3)
+        assert any(m.unpaired_difference_ci(a, b, ACCURACY, samples=200, seed=s) != first for s in (4, 5, 6))
+
+
 def test_unpaired_difference_passes_samples_and_confidence_on():
     a, b = _table(5, 10), _table(7, 10)
     # One resample: one difference, so both ends of the interval are that value.
@@ -101,15 +110,23 @@ def test_paired_sums_must_both_be_two_dimensional():
 # ---------------------------------------------------------------------------- pairing
 
 
-def test_runs_over_different_items_of_equal_count_are_refused_with_the_counts():
+def test_runs_over_different_items_are_refused_with_the_counts():
     a, b = m.ItemTable(1), m.ItemTable(1)
-    for item in (0, 1, 2):
+    for item in (0, 1, 2, 5):
         a.add(item, None, (1,))
-    for item in (0, 1, 3):
+    for item in (0, 1, 3, 4, 6):
         b.add(item, None, (1,))
-    # Same length (3 rows each), different ids: item 2 only in A, item 3 only in B.
+    # Items 2 and 5 only in A (2), items 3, 4 and 6 only in B (3).
     with pytest.raises(
-        ValueError, match=r"\(3 and 3 rows; 1 item ids only in the first, 1 only in the second"
+        ValueError, match=r"\(4 and 5 rows; 2 item ids only in the first, 3 only in the second"
+    ):
+        m.pair_runs(a, b)
+    b = m.ItemTable(1)
+    for item in (0, 1, 3, 4):
+        b.add(item, None, (1,))
+    # The same number of rows (4), different ids: refused all the same.
+    with pytest.raises(
+        ValueError, match=r"\(4 and 4 rows; 2 item ids only in the first, 2 only in the second"
     ):
         m.pair_runs(a, b)
 
@@ -195,3 +212,39 @@ def test_a_row_that_is_not_numbers_is_refused_where_it_is_added():
     with pytest.raises(ValueError):
         sums.add("c", ["x", 1.0])
     assert sums.n_items == 0
+
+
+def test_a_class_never_predicted_right_has_zero_precision_recall_and_f1():
+    # gold a, b; predicted b, a: no true positive for either class.
+    assert m.per_class_prf(["a", "b"], ["b", "a"], ["a", "b"]) == {
+        "a": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1},
+        "b": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1},
+    }
+
+
+def test_add_rows_refuses_bad_shapes_and_values_with_its_own_messages():
+    sums = m.ClusterSums(2)
+    expected = r"rows must be \({}, 2\) to match the clusters and the width, got \({}\)"
+    with pytest.raises(ValueError, match=expected.format(1, "1, 3")):
+        sums.add_rows(["c"], np.zeros((1, 3)))
+    with pytest.raises(ValueError, match=expected.format(1, "2,")):
+        sums.add_rows(["c"], np.zeros(2))
+    with pytest.raises(ValueError, match=expected.format(2, "1, 2")):
+        sums.add_rows(["c", "d"], np.zeros((1, 2)))
+    with pytest.raises(ValueError, match=r"cluster 'd': value nan in column 1 is not a finite number"):
+        sums.add_rows(["c", "d"], np.array([[1.0, 1.0], [1.0, np.nan]]))
+    assert sums.n_items == 0  # nothing was added
+
+
+def test_refusals_name_the_run_or_count_at_fault():
+    a, b = m.ItemTable(1), m.ItemTable(1)
+    a.add(0, None, (0.5,))
+    b.add(0, None, (1,))
+    with pytest.raises(ValueError, match="run A: McNemar needs a 0/1 column"):
+        m.pair_runs(a, b).discordant()
+    with pytest.raises(ValueError, match="run B: McNemar needs a 0/1 column"):
+        m.pair_runs(b, a).discordant()
+    with pytest.raises(ValueError, match="McNemar count b must be a non-negative integer, got -1"):
+        m.mcnemar_exact(-1, 3)
+    with pytest.raises(ValueError, match="McNemar count c must be a non-negative integer, got -1"):
+        m.mcnemar_exact(3, -1)

@@ -144,3 +144,394 @@ def test_an_outcome_that_is_not_a_number_is_refused(tmp_path, value, problem):
     rows = [_trace(0, 1.0), _trace(1, value)]
     with pytest.raises(TraceFileError, match=rf"traces.jsonl:2: field 'metrics.correct_medhal' {problem}"):
         _report(tmp_path, rows)
+
+
+def test_top_counts_breaks_ties_by_key_and_seen_ids_lists_twenty_gaps_by_default():
+    top = TopCounts()
+    top.add("b", 1)
+    top.add("a", 2)
+    assert top.top(2) == [("a", 1, 2), ("b", 1, 1)]  # equal counts: alphabetical, not arrival order
+    assert SeenIds().missing(range(30)) == list(range(20))
+
+
+# ---------------------------------------------------------------------------- a whole report
+#
+# PARTS: six items in two parts of three, each part one source cluster (a: X, b: Y); a second
+# grouping field, `kind`, whose values are named like the parts on purpose (its groups must be
+# ordered alphabetically, the macro field's in the spec's order, b before a).
+#   medhal : a right, right, wrong; b right, wrong, wrong -> accuracy 3/6
+#   authors: a all right; b all wrong                      -> accuracy 3/6, part a 3/3
+# Under the authors reading a bootstrap resample draws two clusters out of {X, Y}: accuracy 1
+# (X, X), 1/2 (X, Y or Y, X) or 0 (Y, Y), with probabilities 1/4, 1/2, 1/4; in 1,000 draws
+# both ends appear, so the 95% interval is exactly [0, 1]. Part a alone: every resample is
+# all right, so its interval is [1, 1].
+
+PART_SPEC_KW: dict = {}
+
+
+def _part_spec(**changes):
+    from dataclasses import replace
+
+    from medhal.published import Published
+
+    def figure(model: str, value: float, group: str = "", setting: tuple = ()) -> Published:
+        return Published(model, setting, "accuracy", group, value, f"source of {model}")
+
+    spec = ReportSpec(
+        benchmark="toy",
+        title="Toy parts",
+        columns=COLUMNS,
+        item_columns=_columns,
+        statistics={},
+        group_fields=("part", "kind"),
+        macro_field="part",
+        macro_groups=("b", "a"),
+        cluster_field="src",
+        gold_field="gold",
+        classes=("yes", "no"),
+        full_size=6,
+        group_sizes={"a": 3, "b": 3},
+        notes=("first note", "second note"),
+        published=(
+            figure("other setting", 0.5, setting=(("parser", "strict"),)),  # not this run's setting
+            figure("part c", 0.5, group="c"),  # a part this run does not have
+            figure("zero", 0.0),
+            figure("half", 0.5),
+            figure("one", 1.0),
+            figure("too high", 1.5),
+            figure("part a", 1.0, group="a"),
+        ),
+    )
+    return replace(spec, **changes)
+
+
+SELECTION6 = {"n_expected": 6, "contiguous": True}
+PROVENANCE6 = {
+    "dataset": "toy",
+    "options": {"parser": "medhal"},
+    "code": {"medhal": "9.9.9", "verifiers": "0.2.1"},
+}
+MEDHAL6 = [1, 1, 0, 1, 0, 0]
+AUTHORS6 = [1, 1, 1, 0, 0, 0]
+
+
+def _part_trace(idx: int, *, selection=SELECTION6, provenance=PROVENANCE6, error: str | None = None) -> dict:
+    part = "a" if idx < 3 else "b"
+    correct = {"medhal": MEDHAL6[idx % 6], "authors": AUTHORS6[idx % 6], "strict": MEDHAL6[idx % 6]}
+    metrics = {}
+    for convention, right in correct.items():
+        metrics[f"correct_{convention}"] = float(right)
+        metrics[f"parsed_{convention}"] = 1.0
+    data = {
+        "idx": idx,
+        "benchmark": "toy",
+        "part": part,
+        "kind": "b" if idx == 0 else "a",
+        "gold": "yes",
+        "src": "X" if part == "a" else "Y",
+        "parser": "medhal",
+        "selection": selection,
+        "provenance": provenance,
+    }
+    readings = {c: ("yes" if right else "no") for c, right in correct.items()}
+    return {
+        "task": {"type": "ToyTask", "data": data},
+        "nodes": [] if error else [{"message": {"role": "assistant", "content": "r"}, "sampled": True}],
+        "metrics": {} if error else metrics,
+        "rewards": {},
+        "info": {} if error else {"readings": readings},
+        "errors": [{"type": "ProviderError", "message": error}] if error else [],
+        "agent": {"model": "toy-model", "sampling": {"temperature": 0.0}},
+    }
+
+
+def _spec_report(tmp_path: Path, rows: list[dict], spec=None, *, merged: bool = False) -> dict:
+    from medhal.report import Run
+    from medhal.traces import iter_traces
+
+    path = tmp_path / "traces.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = Run(spec or _part_spec(), str(path), merged=merged)
+    for record in iter_traces(path):
+        run.add(record)
+    return build_report(run)
+
+
+def test_published_figures_of_a_complete_run(tmp_path):
+    report = _spec_report(tmp_path, [_part_trace(i) for i in range(6)])
+    assert report["paper_comparable"] and report["complete_groups"] == ["a", "b"]  # group_sizes order
+    assert report["conventions"]["authors"]["accuracy"] == 0.5
+    assert report["conventions"]["authors"]["accuracy_ci"] == [0.0, 1.0]
+
+    def row(model: str, group: str, published: float, run: float, interval: list, inside: bool) -> dict:
+        return {
+            "model": model,
+            "statistic": "accuracy",
+            "group": group,
+            "published": published,
+            "run": run,
+            "run_ci": interval,
+            "inside_ci": inside,
+            "source": f"source of {model}",
+        }
+
+    # The other setting and part c are left out; 0, 0.5 and 1 lie inside [0, 1] (its ends
+    # included), 1.5 does not; part a's authors accuracy is 1 with interval [1, 1].
+    assert report["published"] == [
+        row("zero", "", 0.0, 0.5, [0.0, 1.0], True),
+        row("half", "", 0.5, 0.5, [0.0, 1.0], True),
+        row("one", "", 1.0, 0.5, [0.0, 1.0], True),
+        row("too high", "", 1.5, 0.5, [0.0, 1.0], False),
+        row("part a", "a", 1.0, 1.0, [1.0, 1.0], True),
+    ]
+
+
+def test_a_complete_part_is_compared_without_the_whole_benchmark(tmp_path):
+    # Only part a's three tasks were selected (n_expected 3): the run is complete but not
+    # the whole benchmark, so only part a's own figure is shown.
+    rows = [_part_trace(i, selection={"n_expected": 3, "contiguous": True}) for i in range(3)]
+    report = _spec_report(tmp_path, rows)
+    assert report["complete"] and not report["paper_comparable"]
+    assert report["complete_groups"] == ["a"]
+    assert [(r["model"], r["run"], r["run_ci"], r["inside_ci"]) for r in report["published"]] == [
+        ("part a", 1.0, [1.0, 1.0], True)
+    ]
+
+
+def test_an_incomplete_run_compares_nothing_even_when_a_part_is_whole(tmp_path):
+    # Item 5 (part b) is missing: part a is whole, but the run is not.
+    report = _spec_report(tmp_path, [_part_trace(i) for i in range(5)])
+    assert report["n_missing"] == 1 and not report["complete"]
+    assert report["complete_groups"] == [] and report["published"] == []
+
+
+def test_a_part_with_a_failed_rollout_is_not_comparable(tmp_path):
+    # Item 4 (part b) failed: part b has n 3 but one error, so only part a is comparable
+    # (and, with a failed rollout, not the whole run).
+    rows = [_part_trace(i, error="timeout" if i == 4 else None) for i in range(6)]
+    report = _spec_report(tmp_path, rows)
+    assert report["groups"]["part"]["b"]["n"] == 3 and report["groups"]["part"]["b"]["n_errors"] == 1
+    assert report["groups"]["part"]["a"]["n_errors"] == 0
+    assert report["complete_groups"] == ["a"] and not report["paper_comparable"]
+
+
+def test_demo_prompts_compare_nothing(tmp_path):
+    demo = {**PROVENANCE6, "prompts": {"written_by": "medhal"}}
+    report = _spec_report(tmp_path, [_part_trace(i, provenance=demo) for i in range(6)])
+    assert report["demo_prompts"] and report["published"] == []
+
+
+def test_groups_are_in_the_specs_order_for_the_macro_field_and_alphabetical_otherwise(tmp_path):
+    report = _spec_report(tmp_path, [_part_trace(i) for i in range(6)])
+    assert list(report["groups"]["part"]) == ["b", "a"]  # part a's items come first in the file
+    assert list(report["groups"]["kind"]) == ["a", "b"]  # kind b is seen first (item 0)
+    assert report["macro_groups"] == ["b", "a"]
+
+
+def test_the_report_names_its_spec_and_keeps_every_documented_key(tmp_path):
+    report = _spec_report(tmp_path, [_part_trace(i) for i in range(6)])
+    assert (report["benchmark"], report["title"], report["convention"]) == ("toy", "Toy parts", "medhal")
+    assert report["source"] == str(tmp_path / "traces.jsonl")
+    assert report["notes"] == ["first note", "second note"]
+    documented = {
+        "benchmark",
+        "title",
+        "source",
+        "convention",
+        "n",
+        "n_expected",
+        "n_distinct",
+        "n_duplicates",
+        "n_missing",
+        "missing_idx",
+        "mixed_provenance",
+        "complete",
+        "n_errors",
+        "error_rate",
+        "micro_accuracy",
+        "micro_accuracy_ci",
+        "macro_accuracy",
+        "macro_accuracy_ci",
+        "macro_over",
+        "macro_groups",
+        "parse_rate",
+        "paper_comparable",
+        "overall",
+        "conventions",
+        "groups",
+        "classes",
+        "confusion",
+        "unreadable",
+        "n_unreadable",
+        "errors",
+        "provenance",
+        "demo_prompts",
+        "published",
+        "notes",
+        "shards",
+        "complete_groups",
+    }
+    assert documented <= set(report)
+
+
+def test_provenance_is_summarised_once_when_shared_and_listed_when_not(tmp_path):
+    report = _spec_report(tmp_path, [_part_trace(i) for i in range(6)])
+    assert report["provenance"] == {
+        "data": PROVENANCE6,
+        "selection": SELECTION6,
+        "models": {"toy-model": 6},
+        "sampling": {"temperature": 0.0},
+    }
+    other = {"n_expected": 6, "contiguous": True, "shuffle": True}
+    mixed = _spec_report(
+        tmp_path, [_part_trace(i, selection=other if i == 5 else SELECTION6) for i in range(6)]
+    )
+    assert mixed["provenance"]["selection"] == [SELECTION6, other]
+    assert mixed["mixed_provenance"] and not mixed["complete"]
+
+
+def test_run_options_and_code_versions_are_found_in_every_provenance_shape():
+    from medhal.report import code_versions, run_options
+
+    code = {"medhal": "9.9.9"}
+    one = {"provenance": {"data": {"options": {"parser": "strict"}, "code": code}}}
+    assert run_options(one) == {"parser": "strict"} and code_versions(one) == code
+    # One provenance per test set (a dict of records), a set with two (a list): the first found.
+    per_set = {
+        "provenance": {"data": {"s1": {"options": {"x": 1}, "code": code}, "s2": {"options": {"x": 2}}}}
+    }
+    assert run_options(per_set) == {"x": 1} and code_versions(per_set) == code
+    listed = {"provenance": {"data": {"s1": [{"dataset": "d"}, {"code": code}]}}}
+    assert code_versions(listed) == code
+    # Several provenances for the whole run (a list), traces without one (None) among them.
+    several = {"provenance": {"data": [None, {"dataset": "d"}, {"options": {"x": 3}, "code": code}]}}
+    assert run_options(several) == {"x": 3} and code_versions(several) == code
+    for nothing in ({}, {"provenance": {"data": None}}, {"provenance": {"data": {"dataset": "d"}}}):
+        assert run_options(nothing) == {} and code_versions(nothing) == {}
+
+
+def test_macro_interval_is_the_interval_of_the_macro_figure(tmp_path):
+    # 20 items in part a, all right, 20 in part b, all wrong (medhal). Every resample holds
+    # both parts (a resample of 40 items missing a part has probability 2 * 2^-40), so the
+    # macro accuracy is (1 + 0) / 2 = 0.5 in every draw: interval [0.5, 0.5]. The micro
+    # accuracy (right items / items drawn) varies.
+    rows = []
+    for idx in range(40):
+        row = _part_trace(0 if idx < 20 else 4, selection={"n_expected": 40, "contiguous": True})
+        row["task"]["data"].update(idx=idx, src=f"s{idx}", part="a" if idx < 20 else "b")
+        rows.append(row)
+    report = _spec_report(tmp_path, rows, _part_spec(group_sizes={}, published=()))
+    assert report["macro_accuracy"] == 0.5 and report["macro_accuracy_ci"] == [0.5, 0.5]
+    assert (
+        report["micro_accuracy"] == 0.5
+        and report["micro_accuracy_ci"][0] < 0.5 < report["micro_accuracy_ci"][1]
+    )
+
+
+def test_without_macro_groups_the_macro_figure_is_the_micro_one(tmp_path):
+    # SPEC has no macro field; items 0, 1 right, 2 wrong: both figures 2/3, one interval.
+    report = _report(tmp_path, [_trace(0, 1.0), _trace(1, 1.0), _trace(2, 0.0)])
+    assert report["macro_accuracy"] == report["micro_accuracy"] == pytest.approx(2 / 3)
+    assert report["macro_accuracy_ci"] == report["micro_accuracy_ci"]
+
+
+def test_an_empty_run_reports_zeros():
+    from medhal.report import Run
+
+    report = build_report(Run(SPEC, "nothing"))
+    assert (report["n"], report["convention"], report["micro_accuracy"], report["micro_accuracy_ci"]) == (
+        0,
+        "medhal",
+        0.0,
+        [0.0, 0.0],
+    )
+    assert report["conventions"]["medhal"] == {"accuracy": 0.0, "parse_rate": 0.0, "error_rate": 0.0}
+
+
+def test_only_the_most_frequent_shapes_and_errors_are_listed(tmp_path):
+    # 11 distinct unreadable replies (10 listed), then 51 distinct error messages (50 listed).
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    rows = [_trace(i, 0.0, parsed=0.0, reading=None) for i in range(11)]
+    for i, row in enumerate(rows):
+        row["nodes"][0]["message"]["content"] = f"reply {letters[i]}"
+    for i in range(51):
+        error = _trace(11 + i, 0.0)
+        error.update(
+            nodes=[], metrics={}, info={}, errors=[{"type": "E", "message": f"failure {letters[i]}"}]
+        )
+        rows.append(error)
+    report = _report(tmp_path, rows)
+    assert report["n_unreadable"] == 11 and len(report["unreadable"]) == 10
+    assert report["n_errors"] == 51 and len(report["errors"]) == 50
+
+
+def test_group_sums_add_up_across_batches(tmp_path):
+    # 1,030 traces: more than one batch of 1,024 is summed into the same groups.
+    rows = [_part_trace(i % 6, selection={"n_expected": 1030, "contiguous": True}) for i in range(1030)]
+    for idx, row in enumerate(rows):
+        row["task"]["data"]["idx"] = idx
+    report = _spec_report(tmp_path, rows, _part_spec(group_sizes={}, published=()))
+    # i % 6 < 3 -> part a: 1030 = 6 * 171 + 4, so part a has 3 * 171 + 3 = 516, part b 514.
+    assert report["groups"]["part"]["a"]["n"] == 516 and report["groups"]["part"]["b"]["n"] == 514
+
+
+# ---------------------------------------------------------------------------- shards
+
+
+def _sharded(tmp_path, idxs, selections, merged=False):
+    rows = []
+    for idx, selection in zip(idxs, selections, strict=True):
+        row = _part_trace(idx % 6, selection=selection)
+        row["task"]["data"]["idx"] = idx
+        rows.append(row)
+    return _spec_report(
+        tmp_path, rows, _part_spec(full_size=None, group_sizes={}, published=()), merged=merged
+    )
+
+
+SHARD = {"n_expected": 10, "contiguous": True, "shard": "1/3", "n_shard": 3}
+"""Shard 1 of 3 of ten tasks: ids 1, 4, 7."""
+
+
+def test_a_shard_is_whole_when_its_own_ids_are_there(tmp_path):
+    partial = _sharded(tmp_path, [1, 4], [SHARD, SHARD])
+    assert (partial["n_expected"], partial["n_missing"], partial["missing_idx"]) == (3, 1, [7])
+    assert partial["shards"] == ["1/3"] and not partial["complete"]
+    whole = _sharded(tmp_path, [1, 4, 7], [SHARD] * 3)
+    assert (whole["n_expected"], whole["n_missing"], whole["complete"]) == (3, 0, True)
+
+
+def test_merged_shards_are_expected_to_cover_every_task(tmp_path):
+    # Read as one merged run, shard 1/3 alone is 3 of the 10 tasks.
+    merged = _sharded(tmp_path, [1, 4, 7], [SHARD] * 3, merged=True)
+    assert (merged["n_expected"], merged["n_missing"], merged["complete"]) == (10, 7, False)
+    assert merged["missing_idx"] == [0, 2, 3, 5, 6, 8, 9]
+    # Two shards in one run: the whole selection is expected.
+    other = {**SHARD, "shard": "0/3", "n_shard": 4}
+    both = _sharded(tmp_path, [0, 1], [other, SHARD])
+    assert both["shards"] == ["0/3", "1/3"] and both["n_expected"] == 10 and not both["mixed_provenance"]
+
+
+def test_a_run_mixing_sharded_and_unsharded_traces_is_reported(tmp_path):
+    plain = {"n_expected": 10, "contiguous": True}
+    report = _sharded(tmp_path, [0, 1], [plain, SHARD])
+    assert report["shards"] == ["1/3"] and report["n_expected"] == 10
+
+
+def test_missing_ids_are_listed_only_for_a_contiguous_selection(tmp_path):
+    # Ids 0 and 2 of 3: one missing. Listed (id 1) only when the selection is contiguous;
+    # a shuffled or subsampled selection (no `contiguous`, or false) does not say which.
+    for selection, listed in (
+        ({"n_expected": 3, "contiguous": True}, [1]),
+        ({"n_expected": 3, "contiguous": False}, []),
+        ({"n_expected": 3}, []),
+    ):
+        report = _sharded(tmp_path, [0, 2], [selection, selection])
+        assert report["n_missing"] == 1 and report["missing_idx"] == listed
+
+
+def test_two_different_selections_are_mixed(tmp_path):
+    report = _sharded(
+        tmp_path, [0, 1], [{"n_expected": 2, "contiguous": True}, {"n_expected": 3, "contiguous": True}]
+    )
+    assert report["mixed_provenance"] and not report["complete"] and report["n_expected"] is None
