@@ -147,7 +147,7 @@ def _checked(value: T, label: str, where: str, escapes: bool = True) -> T:
     `escapes=False` says the line held no `\\ud...` escape, the only way JSON text read
     as strict UTF-8 can hold a lone surrogate: then only the containers are walked (`_plain`),
     and the full check, which names the field, runs only when that walk finds something."""
-    if not escapes and _plain(value, MAX_DEPTH):
+    if not escapes and _plain_known(value, label):
         return value
     found = value_problem(value, MAX_DEPTH)
     if found:
@@ -155,6 +155,34 @@ def _checked(value: T, label: str, where: str, escapes: bool = True) -> T:
         name = f"{label}{'' if not path or path.startswith('[') else '.'}{path}"
         raise TraceFileError(f"{where}: field {name!r} {problem}")
     return value
+
+
+_SHARED_FIELDS = ("provenance", "selection")
+"""Task-data fields that every trace of a run repeats unchanged (about 1 KB of nested
+options, hashes and versions)."""
+_verified_shared: dict[str, Any] = {}
+"""The last value of each shared field that passed `_plain`: an equal one (compared in C)
+needs no second walk."""
+
+
+def _plain_known(value: Any, label: str) -> bool:
+    """`_plain`, skipping the shared fields of task data when they equal ones already walked
+    (at the same place, so the same depth)."""
+    if label != "task.data" or type(value) is not dict:
+        return _plain(value, MAX_DEPTH)
+    rest = value
+    for name in _SHARED_FIELDS:
+        shared = value.get(name)
+        if shared is not None and shared == _verified_shared.get(name):
+            if rest is value:
+                rest = dict(value)
+            del rest[name]
+    if not _plain(rest, MAX_DEPTH):
+        return False
+    for name in _SHARED_FIELDS:
+        if name in value:
+            _verified_shared[name] = value[name]
+    return True
 
 
 def _plain(value: Any, max_depth: int) -> bool:
