@@ -51,19 +51,16 @@ fingerprints:
 # the tree: there medhallu/, med_halt/, medfact_bench/ sit beside medhal/, so a mutated module keeps
 # its import name, and PYTHONPATH puts the mutated copies first in subprocesses too (mutants/ is made
 # first: Python ignores a PYTHONPATH folder missing at its start for good). A fresh copy
-# every run (mutmut would keep earlier verdicts). MUTANTS_CHILDREN: parallel mutants.
+# every run (mutmut would keep earlier verdicts). MUTANTS_CHILDREN: parallel mutants. The
+# property tests draw a fifth of their examples per mutant (tests/properties.py).
 MUTANTS_DIR := build/mutmut
 MUTANTS_CHILDREN ?= 2
 mutants:
 	rm -rf $(MUTANTS_DIR) && mkdir -p $(MUTANTS_DIR)/mutants
 	cp -r medhal tests environments pyproject.toml uv.lock $(MUTANTS_DIR)/
 	cp -r environments/medhallu/medhallu environments/med_halt/med_halt environments/medfact_bench/medfact_bench $(MUTANTS_DIR)/
-	cd $(MUTANTS_DIR) && PYTHONPATH=$(CURDIR)/$(MUTANTS_DIR)/mutants \
+	cd $(MUTANTS_DIR) && PYTHONPATH=$(CURDIR)/$(MUTANTS_DIR)/mutants MEDHAL_PROPERTY_EXAMPLES_SCALE=0.2 \
 		uv run --locked --project $(CURDIR) mutmut run --max-children $(MUTANTS_CHILDREN)
 	cd $(MUTANTS_DIR) && uv run --locked --project $(CURDIR) mutmut results > survivors.txt
-	cd $(MUTANTS_DIR) && uv run --locked --project $(CURDIR) mutmut results --all true \
-		| awk -F': ' '{ m = $$1; sub(/^ +/, "", m); sub(/\.x[_ǁ].*/, "", m); n[m]++; c[m, $$2]++ } END { \
-		for (m in n) printf "%-22s %7d %8d %9d %9d %6d\n", m, c[m, "killed"], c[m, "timeout"], \
-		c[m, "survived"], n[m] - c[m, "killed"] - c[m, "timeout"] - c[m, "survived"], n[m] }' \
-		| sort | { printf "%-22s %7s %8s %9s %9s %6s\n" module killed timeout survived other total; cat; }
-	@echo "Survivors: $(MUTANTS_DIR)/survivors.txt; a mutant's diff: cd $(MUTANTS_DIR) && uv run --project $(CURDIR) mutmut show NAME"
+	uv run --locked python scripts/mutation_report.py --workdir $(MUTANTS_DIR)
+	@echo "Report: reports/test-quality.md; survivors: $(MUTANTS_DIR)/survivors.txt; a mutant's diff: cd $(MUTANTS_DIR) && uv run --project $(CURDIR) mutmut show NAME"

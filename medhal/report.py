@@ -186,7 +186,6 @@ class SeenIds:
         self.flags = bytearray()
         self.n_distinct = 0
         self.n_duplicates = 0
-        self.max_id = -1
 
     def add(self, idx: int) -> None:
         if idx < 0 or idx > 50_000_000:
@@ -198,7 +197,6 @@ class SeenIds:
         else:
             self.flags[idx] = 1
             self.n_distinct += 1
-            self.max_id = max(self.max_id, idx)
 
     def missing(self, expected: Iterable[int], limit: int = 20) -> list[int]:
         """The first `limit` of the `expected` ids not seen."""
@@ -445,8 +443,10 @@ class Run:
         if known is None:
             known = self.provenance[key or ""] = []
         prov = data.get("provenance")
+        if not isinstance(prov, dict):  # none, or not an object: kept as such, once
+            prov = {"provenance": prov}
         if prov not in known:
-            known.append(prov if isinstance(prov, dict) else {"provenance": prov})
+            known.append(prov)
         selection = data.get("selection") or {}
         if selection not in self.selections:
             self.selections.append(selection)

@@ -229,7 +229,39 @@ def _task_data(data: dict[str, Any], where: str, label: str, escapes: bool = Tru
     benchmark = data.get("benchmark")
     if benchmark is not None and not isinstance(benchmark, str):
         raise TraceFileError(f"{where}: field '{label}.benchmark' is not a string (got {_kind(benchmark)})")
+    selection = data.get("selection")
+    if selection is not None:
+        _selection(selection, where, f"{label}.selection")
     return _checked(data, label, where, escapes)
+
+
+_SHARD = re.compile(r"(\d{1,9})/(\d{1,9})")
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _selection(selection: Any, where: str, label: str) -> None:
+    """The task selection a report's completeness checks rely on: task counts are
+    non-negative integers, and a shard is `i/k` (i below k) with its own task count."""
+    if not isinstance(selection, dict):
+        raise TraceFileError(f"{where}: field '{label}' is not an object (got {_kind(selection)})")
+    n_expected = selection.get("n_expected")
+    if n_expected is not None and not _count(n_expected):
+        raise TraceFileError(
+            f"{where}: field '{label}.n_expected' is not a task count (got {_kind(n_expected)})"
+        )
+    shard = selection.get("shard")
+    if shard is None:
+        return
+    match = _SHARD.fullmatch(shard) if isinstance(shard, str) else None
+    if match is None or int(match[1]) >= int(match[2]):
+        shown = repr(shard[:40]) if isinstance(shard, str) else _kind(shard)
+        raise TraceFileError(f"{where}: field '{label}.shard' is not i/k with i below k (got {shown})")
+    if not _count(selection.get("n_shard")):
+        got = "nothing" if "n_shard" not in selection else _kind(selection["n_shard"])
+        raise TraceFileError(f"{where}: field '{label}.n_shard' is not a task count (got {got})")
 
 
 def _errors(values: list[Any], where: str, escapes: bool = True) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ import ast
 import json
 from dataclasses import dataclass
 
-from med_halt.replies import read_medhal
+from med_halt.replies import read_authors, read_medhal
 from med_halt.scoring import gold_reply, grade, ir_normalized, wrong_reply
 
 FCT, FAKE, P2T, T2L = "reasoning_FCT", "reasoning_fake", "IR_pmid2title", "IR_title2pubmedlink"
@@ -86,3 +86,20 @@ def test_the_gold_reply_to_a_fake_question_declines():
         decline_options=("None of these is a real drug",),
     )
     assert _dict(gold_reply(item))["cop"] == "I do not know"
+
+
+def test_an_empty_boxed_formula_is_no_answer():
+    # "\boxed{$$}" and "\boxed{\(\)}" box an empty formula: nothing was answered, so the reply
+    # is a format error (no answer read), not the answer "$$".
+    for reply in ("The answer is \\boxed{$$}.", "The answer is \\boxed{\\(\\)}."):
+        assert read_medhal(reply, ("cop",)).answer is None
+    assert read_medhal("The answer is \\boxed{\\(Vitamin C\\)}.", ("cop",)).answer == "Vitamin C"
+
+
+def test_an_authors_reading_that_finds_no_pair_records_no_method():
+    # The authors' regex finds no quoted key-value pair in plain prose: nothing was read, so
+    # no parse method is recorded (it lands in the trace as `parse_method`). A pair without the
+    # answer key was read by the regex: its method is recorded, with no answer.
+    assert read_authors("I cannot tell which option is right.", ("cop",)).method is None
+    other_key = read_authors("{'why_correct': 'see above'}", ("cop",))
+    assert (other_key.method, other_key.answer) == ("authors-regex", None)

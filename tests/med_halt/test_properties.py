@@ -40,15 +40,16 @@ from med_halt.rows import parse_options, pubmed_id
 from med_halt.scoring import rules, score
 from medhal.datasets import DatasetError
 from tests.med_halt import authors_oracle as oracle
+from tests.properties import examples
 
 PROPERTY = settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     derandomize=True,
     database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-MANY = settings(PROPERTY, max_examples=2000)
+MANY = settings(PROPERTY, max_examples=examples(2000))
 
 SET_NAMES = list(oracle.SETS)
 KEYS = {

@@ -29,15 +29,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from medfact_bench.replies import read_all, read_authors, read_medhal, read_strict
+from tests.properties import examples
 
 CHECKS = settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     derandomize=True,
     database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-THOROUGH = settings(CHECKS, max_examples=1500)
+THOROUGH = settings(CHECKS, max_examples=examples(1500))
 """For the equivalences with the authors' code: the readers are fast, and a quirk is often
 one character in a near-miss reply, so these draw more examples."""
 SCALE = (-2, -1, 0, 1, 2)

@@ -248,3 +248,87 @@ def test_refusals_name_the_run_or_count_at_fault():
         m.mcnemar_exact(-1, 3)
     with pytest.raises(ValueError, match="McNemar count c must be a non-negative integer, got -1"):
         m.mcnemar_exact(3, -1)
+
+
+# ---------------------------------------------------------------------------- cluster sums
+
+
+def test_a_one_column_table_is_accepted():
+    # Width 1 is the smallest allowed: one count per item. Cluster "a" gets 1 + 2 = 3,
+    # cluster "b" 4, and one cluster-less item 5: totals 3 + 4 + 5 = 12 over 3 clusters.
+    sums = m.ClusterSums(1)
+    for cluster, value in (("a", 1), ("b", 4), ("a", 2), (None, 5)):
+        sums.add(cluster, (value,))
+    assert len(sums) == 3
+    assert m.column_totals(sums).tolist() == [12.0]
+
+
+def test_refusals_name_the_cluster_item_or_argument_at_fault():
+    with pytest.raises(ValueError, match=r"^cluster 'c7': value nan in column 1 is not a finite number$"):
+        m.ClusterSums(2).add("c7", (1.0, float("nan")))
+    with pytest.raises(ValueError, match=r"^item 5: value inf in column 0 is not a finite number$"):
+        m.ItemTable(2).add(5, None, (float("inf"), 1.0))
+    with pytest.raises(ValueError, match=r"^width must be at least 1, got 0$"):
+        m.ItemTable(0)
+    with pytest.raises(ValueError, match=r"^samples must be at least 1, got 0$"):
+        m.resample_totals(_table(1, 2), samples=0)
+
+
+def test_clusters_added_over_several_batches_are_each_one_row_of_the_table():
+    # Batch 1: cluster "a" (1, 1). Batch 2: clusters "b" and "c", (1, 1) each, and "a"
+    # again (1, 1). The table holds 3 clusters: a = (2, 2), b = (1, 1), c = (1, 1), each of
+    # weight 1, and nothing else (no empty rows left over from growing the store).
+    sums = m.ClusterSums(2)
+    sums.add_rows(["a"], np.array([[1.0, 1.0]]))
+    sums.add_rows(["b", "c", "a"], np.array([[1.0, 1.0]] * 3))
+    rows, weights = sums.table()
+    assert rows.tolist() == [[2.0, 2.0], [1.0, 1.0], [1.0, 1.0]]
+    assert weights.tolist() == [1, 1, 1]
+    # A resample draws 3 clusters out of these 3; every cluster has as many right as items,
+    # so every resample's accuracy is 1 and the interval is (1, 1).
+    assert m.bootstrap_ci(sums, ACCURACY) == (1.0, 1.0)
+
+
+def test_single_precision_rows_are_summed_as_doubles():
+    # Numbers given as float32 (e.g. a score from a numpy array): 0.5 and 0.25 are exact
+    # in both precisions. Two cluster-less items (0.5, 1) and (0.25, 1), one added by `add`,
+    # one by `add_rows`: totals 0.75 and 2.
+    sums = m.ClusterSums(2)
+    sums.add(None, np.array([0.5, 1.0], dtype=np.float32))
+    sums.add_rows([None], np.array([[0.25, 1.0]], dtype=np.float32))
+    assert m.column_totals(sums).tolist() == [0.75, 2.0]
+    assert len(sums) == 2
+
+
+# ---------------------------------------------------------------------------- bootstrap
+
+
+def test_every_resample_draws_all_clusters_whatever_the_draw_budget():
+    # 8 identical clusters (1, 1): the few-distinct-rows path (1 kind, 8 clusters). Every
+    # resample draws 8 clusters of (1, 1): totals (8, 8), in every one of the 5 resamples,
+    # also when at most 3 draws may be held at once (chunks of 3 and 2 resamples).
+    eight = np.ones((8, 2))
+    for budget in (m.DRAW_BUDGET, 3):
+        assert m.resample_totals(eight, samples=5, draw_budget=budget).tolist() == [[8.0, 8.0]] * 5
+    # 3 identical clusters (1, 1): the index-drawing path (1 kind, fewer than 8 clusters per
+    # kind). Totals (3, 3) in every resample, the first included; a budget of 4 draws holds
+    # one resample of 3 draws at a time.
+    three = np.ones((3, 2))
+    for budget in (m.DRAW_BUDGET, 4):
+        assert m.resample_totals(three, samples=5, draw_budget=budget).tolist() == [[3.0, 3.0]] * 5
+
+
+def test_confidence_must_lie_strictly_between_zero_and_one():
+    values = np.array([0.0, 0.5, 1.0])
+    # 0 would give the median twice, 1 the extremes: neither is an interval of that level.
+    for confidence in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match="confidence must be between 0 and 1"):
+            m.percentile_interval(values, confidence)
+    # 50%: the 25th and 75th percentiles of 0, 0.5, 1 (linear): 0.25 and 0.75.
+    assert m.percentile_interval(values, 0.5) == (0.25, 0.75)
+
+
+def test_safe_ratio_divides_a_column_by_a_constant_and_a_constant_by_a_column():
+    # [1, 2, 3] / 2 = [0.5, 1, 1.5]; 6 / [2, 3, 0] = [3, 2, 0] (the last by the zero rule).
+    assert m.safe_ratio(np.array([1.0, 2.0, 3.0]), 2.0).tolist() == [0.5, 1.0, 1.5]
+    assert m.safe_ratio(6.0, np.array([2.0, 3.0, 0.0])).tolist() == [3.0, 2.0, 0.0]

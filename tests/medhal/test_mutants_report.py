@@ -65,7 +65,7 @@ def test_seen_ids_counts_duplicates_and_lists_gaps():
     for idx in (0, 2, 2, 5):
         seen.add(idx)
     # distinct 0, 2, 5; one duplicate (2); of 0..6 missing 1, 3, 4, 6
-    assert (seen.n_distinct, seen.n_duplicates, seen.max_id) == (3, 1, 5)
+    assert (seen.n_distinct, seen.n_duplicates) == (3, 1)
     assert seen.missing(range(7)) == [1, 3, 4, 6]
     assert seen.missing(range(7), limit=2) == [1, 3]
     for bad in (-1, 50_000_001):
@@ -535,3 +535,263 @@ def test_two_different_selections_are_mixed(tmp_path):
         tmp_path, [0, 1], [{"n_expected": 2, "contiguous": True}, {"n_expected": 3, "contiguous": True}]
     )
     assert report["mixed_provenance"] and not report["complete"] and report["n_expected"] is None
+
+
+# ---------------------------------------------------------------------------- reading traces
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _failed(row: dict, message: str = "failure") -> dict:
+    row.update(nodes=[], metrics={}, info={}, errors=[{"type": "E", "message": message}])
+    return row
+
+
+def test_runs_read_with_their_items_are_compared_item_by_item(tmp_path):
+    from medhal.compare import compare_runs
+
+    # Five tasks: the first run is right on 0-3 and wrong on 4, the second wrong on all.
+    # McNemar: 4 tasks right only in the first, 0 only in the second:
+    # p = 2 * P(X <= 0), X ~ Binomial(4, 1/2) = 2 * (1/2)^4 = 0.125.
+    # Difference of accuracy 0/5 - 4/5 = -0.8. Per task the paired difference is -1 (tasks
+    # 0-3) or 0 (task 4); a resample of five tasks is all -1 with probability 0.8^5 = 0.33,
+    # far above 2.5%, so the interval starts at -1.
+    runs = []
+    for name, right in (("a", [1.0, 1.0, 1.0, 1.0, 0.0]), ("b", [0.0] * 5)):
+        path = _write(tmp_path / name / "traces.jsonl", [_trace(i, r) for i, r in enumerate(right)])
+        runs.append(read_run(path, SPEC, keep_items=True))
+    second = compare_runs(runs, [build_report(run) for run in runs])["runs"][1]
+    assert second["paired"] is True
+    assert second["mcnemar"] == {"right_only_in_first": 4, "right_only_in_this": 0, "p_value": 0.125}
+    assert second["difference"]["accuracy"] == pytest.approx(-0.8)
+    assert second["difference_ci"]["accuracy"][0] == -1.0
+
+
+def test_runs_that_put_a_task_in_different_sources_are_compared_unpaired(tmp_path):
+    from medhal.compare import compare_runs
+
+    # Task 0 comes from source X in the first run and from source Z in the second: the runs
+    # cannot be paired task by task, and the comparison says why.
+    other = _part_trace(0)
+    other["task"]["data"]["src"] = "Z"
+    runs = [
+        read_run(_write(tmp_path / name / "traces.jsonl", [row]), _part_spec(), keep_items=True)
+        for name, row in (("a", _part_trace(0)), ("b", other))
+    ]
+    second = compare_runs(runs, [build_report(run) for run in runs])["runs"][1]
+    assert second["paired"] is False and second["mcnemar"] is None
+    assert second["why_unpaired"] == (
+        "item 0 is in cluster 'X' in the first run but in cluster 'Z' in the second (1 items differ)"
+    )
+
+
+def test_a_task_id_out_of_range_is_refused_naming_the_line(tmp_path):
+    with pytest.raises(
+        TraceFileError,
+        match=r"traces.jsonl:2: field 'task.data.idx': task idx 50000001 is out of range \(0..50,000,000\)",
+    ):
+        _report(tmp_path, [_trace(0, 1.0), _trace(50_000_001, 1.0)])
+
+
+def test_a_trace_without_a_parser_field_is_read_under_the_medhal_convention(tmp_path):
+    # Items 0 and 1 right, 2 wrong: accuracy 2/3 under the run's (default) convention.
+    rows = [_trace(0, 1.0), _trace(1, 1.0), _trace(2, 0.0)]
+    for row in rows:
+        del row["task"]["data"]["parser"]
+    report = _report(tmp_path, rows)
+    assert report["convention"] == "medhal"
+    assert report["micro_accuracy"] == pytest.approx(2 / 3)
+
+
+def _part_rows_with(change) -> list[dict]:
+    """Tasks 0 and 1 of PARTS, task 1 (line 2) changed by `change(data)`."""
+    rows = [_part_trace(0), _part_trace(1)]
+    change(rows[1]["task"]["data"])
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda d: d.pop("src"), "field 'task.data.src' is missing"),  # the cluster field
+        (lambda d: d.pop("gold"), "field 'task.data.gold' is missing"),
+        (lambda d: d.pop("kind"), "field 'task.data.kind' is missing"),  # a grouping field
+        (lambda d: d.update(src={"x": 1}), "field 'task.data.src' is a dict, not a value"),
+        (lambda d: d.update(kind=[1]), "field 'task.data.kind' is a list, not a value"),
+        (lambda d: d.update(part="c"), r"field 'task.data.part' is 'c', not one of \['b', 'a'\]"),
+    ],
+)
+def test_a_missing_or_unusable_task_field_is_refused_naming_the_line(tmp_path, change, problem):
+    with pytest.raises(TraceFileError, match=rf"traces.jsonl:2: {problem}"):
+        _spec_report(tmp_path, _part_rows_with(change))
+
+
+def test_a_numeric_task_field_is_read_as_text(tmp_path):
+    # Task 0's kind is the number 7: its group is named "7" (sorted before "a").
+    rows = [_part_trace(i) for i in range(6)]
+    rows[0]["task"]["data"]["kind"] = 7
+    report = _spec_report(tmp_path, rows)
+    assert list(report["groups"]["kind"]) == ["7", "a"]
+    assert (report["groups"]["kind"]["7"]["n"], report["groups"]["kind"]["a"]["n"]) == (1, 5)
+
+
+def test_the_macro_field_need_not_be_a_grouping_field(tmp_path):
+    # Tasks 0-4 (medhal): part a (0, 1, 2) right, right, wrong -> 2/3; part b (3, 4) right,
+    # wrong -> 1/2. Macro accuracy (2/3 + 1/2) / 2 = 7/12; micro 3/5.
+    spec = _part_spec(group_fields=("kind",))
+    report = _spec_report(tmp_path, [_part_trace(i) for i in range(5)], spec)
+    assert report["macro_accuracy"] == pytest.approx(7 / 12)
+    assert report["micro_accuracy"] == pytest.approx(3 / 5)
+    assert report["macro_groups"] == ["b", "a"] and list(report["groups"]) == ["kind"]
+    with pytest.raises(TraceFileError, match=r"traces\.jsonl:2: field 'task\.data\.part' is missing"):
+        _spec_report(tmp_path, _part_rows_with(lambda d: d.pop("part")), spec)
+
+
+SCORED = Columns(*BASE_COLUMNS, "score")
+
+
+def _scored_spec() -> ReportSpec:
+    from dataclasses import replace
+
+    def columns(item: ItemView) -> tuple:
+        return (*_columns(item), item.metrics.get("score"))
+
+    return replace(
+        SPEC, columns=SCORED, item_columns=columns, statistics={"score": SCORED.ratio("score", "n")}
+    )
+
+
+@pytest.mark.parametrize(("score", "shown"), [(float("nan"), "nan"), (None, "None")])
+def test_a_column_that_is_not_a_finite_number_is_refused_naming_the_line(tmp_path, score, shown):
+    good, bad = _trace(0, 1.0), _trace(1, 1.0)
+    good["metrics"]["score"] = 0.5
+    if score is not None:
+        bad["metrics"]["score"] = score  # else absent: the column function gives None
+    path = _write(tmp_path / "traces.jsonl", [good, bad])
+    with pytest.raises(
+        TraceFileError,
+        match=rf"traces.jsonl:2: column 'score' under the medhal reading is {shown}, not a finite number",
+    ):
+        read_run(path, _scored_spec())
+    # Finite scores 0.5 and 0.25: mean (0.5 + 0.25) / 2 = 0.375.
+    bad["metrics"]["score"] = 0.25
+    report = build_report(read_run(_write(tmp_path / "traces.jsonl", [good, bad]), _scored_spec()))
+    assert report["overall"]["score"] == 0.375
+
+
+def test_a_failed_rollout_is_seen_with_its_gold_label_under_every_convention(tmp_path):
+    from dataclasses import replace
+
+    seen = []
+    columns = Columns(*BASE_COLUMNS, "gold_yes")
+
+    def item_columns(item: ItemView) -> tuple:
+        seen.append((item.convention, item.gold, item.pred, item.errored))
+        return (*_columns(item), float(item.gold == "yes"))
+
+    spec = replace(
+        SPEC,
+        columns=columns,
+        item_columns=item_columns,
+        statistics={"gold_yes": columns.ratio("gold_yes", "n")},
+    )
+    path = _write(tmp_path / "traces.jsonl", [_failed(_trace(0, 1.0))])
+    report = build_report(read_run(path, spec))
+    assert seen == [
+        ("medhal", "yes", "ERROR", True),
+        ("authors", "yes", "ERROR", True),
+        ("strict", "yes", "ERROR", True),
+    ]
+    # The one (failed) item has gold yes: 1/1 under every convention, and it counts as an error.
+    assert [report["conventions"][c]["gold_yes"] for c in ("medhal", "authors", "strict")] == [1.0, 1.0, 1.0]
+    assert report["n_errors"] == 1 and report["confusion"]["yes"]["ERROR"] == 1
+
+
+def test_a_label_counts_only_when_the_reply_was_read(tmp_path):
+    # Item 0: read as "no". Item 1: no readings recorded at all. Item 2: a reading "no" but
+    # parsed 0 (the convention could not read the reply). Only item 0 predicts "no"; the
+    # other two are INVALID.
+    unrecorded = _trace(1, 0.0)
+    unrecorded["info"] = {}
+    rows = [_trace(0, 0.0, reading="no"), unrecorded, _trace(2, 0.0, parsed=0.0, reading="no")]
+    report = _report(tmp_path, rows)
+    assert report["confusion"]["yes"] == {"yes": 0, "no": 1, "INVALID": 2, "ERROR": 0}
+    assert report["parse_rate"] == pytest.approx(2 / 3)
+
+
+def test_a_reading_that_is_not_text_is_refused_naming_the_line(tmp_path):
+    row = _trace(1, 1.0)
+    row["info"]["readings"]["medhal"] = 3
+    with pytest.raises(
+        TraceFileError, match=r"traces\.jsonl:2: field 'info\.readings\.medhal' is 3, not text or null"
+    ):
+        _report(tmp_path, [_trace(0, 1.0), row])
+
+
+def test_a_missing_parsed_outcome_says_how_to_rescore(tmp_path):
+    row = _trace(1, 1.0)
+    del row["metrics"]["parsed_medhal"]
+    with pytest.raises(TraceFileError) as raised:
+        _report(tmp_path, [_trace(0, 1.0), row])
+    assert str(raised.value) == (
+        f"{tmp_path / 'traces.jsonl'}:2: field 'metrics.parsed_medhal' is missing (was it scored? a trace "
+        "written by an older environment version can be re-scored with `medhal score`)"
+    )
+
+
+# ---------------------------------------------------------------------------- provenance
+
+PROVENANCE_B = {**PROVENANCE6, "dataset": "toy-b"}
+
+
+def test_provenance_is_kept_per_value_of_a_provenance_field_that_is_not_a_group(tmp_path):
+    # Source X (part a) and source Y (part b) were loaded from different files: each source
+    # has one provenance, so the run is not mixed.
+    rows = [_part_trace(i, provenance=PROVENANCE6 if i < 3 else PROVENANCE_B) for i in range(6)]
+    report = _spec_report(tmp_path, rows, _part_spec(provenance_field="src"))
+    assert report["provenance"]["data"] == {"X": PROVENANCE6, "Y": PROVENANCE_B}
+    assert not report["mixed_provenance"] and report["complete"]
+
+
+def test_two_provenances_within_one_group_are_mixed(tmp_path):
+    # Provenance kept per part (a grouping field, as Med-HALT keeps it per test set).
+    spec = _part_spec(provenance_field="part")
+    rows = [_part_trace(i, provenance=PROVENANCE6 if i < 3 else PROVENANCE_B) for i in range(6)]
+    whole = _spec_report(tmp_path, rows, spec)
+    assert whole["provenance"]["data"] == {"a": PROVENANCE6, "b": PROVENANCE_B}
+    assert not whole["mixed_provenance"] and whole["complete"]
+    # Task 1 (part a) has part b's provenance: part a has two, listed in the order seen.
+    rows = [_part_trace(i, provenance=PROVENANCE6 if i in (0, 2) else PROVENANCE_B) for i in range(6)]
+    mixed = _spec_report(tmp_path, rows, spec)
+    assert mixed["provenance"]["data"] == {"a": [PROVENANCE6, PROVENANCE_B], "b": PROVENANCE_B}
+    assert mixed["mixed_provenance"] and not mixed["complete"]
+
+
+def test_a_provenance_that_is_not_an_object_is_recorded_under_its_name(tmp_path):
+    row = _trace(0, 1.0)
+    row["task"]["data"]["provenance"] = "toy v1"
+    del row["agent"]["model"]
+    report = _report(tmp_path, [row])
+    assert report["provenance"]["data"] == {"provenance": "toy v1"}
+    assert report["provenance"]["models"] == {"unknown": 1}  # no model recorded
+
+
+def test_traces_without_provenance_are_one_provenance_not_a_mix(tmp_path):
+    # Three traces with no provenance, or the same non-object one, are one setting: the run
+    # is not "mixed" on their account, and the setting is listed once.
+    rows = [_trace(i, 1.0) for i in range(3)]
+    for row in rows:
+        row["task"]["data"].pop("provenance", None)
+    report = _report(tmp_path, rows)
+    assert report["provenance"]["data"] == {"provenance": None}
+    assert report["mixed_provenance"] is False
+    rows = [_trace(i, 1.0) for i in range(3)]
+    for row in rows:
+        row["task"]["data"]["provenance"] = "toy v1"
+    report = _report(tmp_path, rows)
+    assert report["provenance"]["data"] == {"provenance": "toy v1"}
+    assert report["mixed_provenance"] is False

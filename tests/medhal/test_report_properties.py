@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from medhal.registry import report_spec
 from medhal.report import Run, build_report
 from medhal.traces import TraceFileError, parse_trace_line
+from tests.properties import examples
 
 settings.register_profile(
     "medhal-trace-lines",
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     derandomize=True,

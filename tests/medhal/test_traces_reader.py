@@ -115,6 +115,32 @@ WRONG_TYPES = [
     (lambda r: r.update(rewards=[1.0]), "field 'rewards' is not an object (got list)"),
     (lambda r: r["nodes"].__setitem__(1, "reply"), "field 'nodes[1]' is not an object (got str)"),
     (lambda r: r["nodes"][1].update(message="hi"), "field 'nodes[1].message' is not an object (got str)"),
+    # The selection the completeness checks read: a shard with no task count of its own
+    # would otherwise be reported complete with 0 tasks expected, a malformed one crash.
+    (
+        lambda r: r["task"]["data"].update(selection=[1]),
+        "field 'task.data.selection' is not an object (got list)",
+    ),
+    (
+        lambda r: r["task"]["data"].update(selection={"n_expected": -1}),
+        "field 'task.data.selection.n_expected' is not a task count (got int)",
+    ),
+    (
+        lambda r: r["task"]["data"].update(selection={"n_expected": 4, "shard": "x", "n_shard": 2}),
+        "field 'task.data.selection.shard' is not i/k with i below k (got 'x')",
+    ),
+    (
+        lambda r: r["task"]["data"].update(selection={"n_expected": 4, "shard": "2/2", "n_shard": 2}),
+        "field 'task.data.selection.shard' is not i/k with i below k (got '2/2')",
+    ),
+    (
+        lambda r: r["task"]["data"].update(selection={"n_expected": 4, "shard": "1/2"}),
+        "field 'task.data.selection.n_shard' is not a task count (got nothing)",
+    ),
+    (
+        lambda r: r["task"]["data"].update(selection={"n_expected": 4, "shard": "1/2", "n_shard": "2"}),
+        "field 'task.data.selection.n_shard' is not a task count (got str)",
+    ),
 ]
 
 
@@ -218,10 +244,14 @@ def scored(tmp_path_factory) -> list[str]:
     return (tmp / "out" / "traces.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
 
 
-@pytest.mark.parametrize("case", ["deep", "long-idx", "utf16-line"])
+@pytest.mark.parametrize("case", ["deep", "long-idx", "utf16-line", "bad-shard"])
 def test_report_exits_2_with_one_line(tmp_path, scored, case):
     lines: list[str | bytes] = list(scored)
-    if case == "deep":
+    if case == "bad-shard":
+        row = json.loads(lines[1])
+        row["task"]["data"]["selection"]["shard"] = "one of two"
+        lines[1], fragments = json.dumps(row) + "\n", ("field 'task.data.selection.shard'",)
+    elif case == "deep":
         lines[1], fragments = "[" * 100_000 + "\n", ("nested too deeply",)
     elif case == "long-idx":
         lines[1] = (

@@ -26,12 +26,13 @@ from medhallu.prompts import extract_prompts
 from medhallu.replies import CONVENTIONS, read_all, read_authors, read_medhal, read_strict
 from medhallu.scoring import score
 from tests.medhallu.authors_oracle import authors_reading
+from tests.properties import examples
 
 F, H, N = "factual", "hallucinated", "not_sure"
 DIGIT_LABEL = {0: F, 1: H, 2: N}
 
 PROPERTY = settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     derandomize=True,
     database=None,

@@ -122,8 +122,8 @@ _ANY_LABELLED_NUMBER = re.compile(r"[^\W\d_]\w*(?: \w+)?[ \t]*[:：]\s*(\W{0,3}[
 
 def _score_of(text: str) -> int | None:
     """A score written as a number, with decoration or an explanation after it
-    ("2 (Strong Agreement)", "**-1**", "+2", "1.0", "Score: 1"); None for "1.5", "3",
-    "1 or 2", "1_0"."""
+    ("2 (Strong Agreement)", "**-1**", "+2", "002", "1.0", "Score: 1"); None for "1.5",
+    "3", "1 or 2", "1_0"."""
     text = ascii_digits(text)
     match = _NUMBER.match(text)
     if match is None:
@@ -134,9 +134,10 @@ def _score_of(text: str) -> int | None:
     if match is None or _AMBIGUOUS.match(text, match.end()):
         return None
     digits = match.group(1).replace("−", "-")
-    if len(digits) > 3:
+    magnitude = digits.lstrip("+-").lstrip("0") or "0"
+    if len(magnitude) > 1:  # off the scale whatever it is: never convert a runaway number
         return None
-    return _on_scale(int(digits))
+    return _on_scale(-int(magnitude) if digits.startswith("-") else int(magnitude))
 
 
 def _score_blocks(text: str) -> list[str]:

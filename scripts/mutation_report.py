@@ -1,0 +1,234 @@
+"""Write `reports/test-quality.md` from a finished `make mutants` run.
+
+mutmut keeps its verdicts in one `.meta` JSON file per mutated module (under `mutants/` of its
+working copy). A surviving mutant is either a hole in the tests or a change that no test should
+catch (an error message's wording, a speed-only branch, code equivalent to the original). The
+second kind is written down, with the reason, in `tests/mutation_verdicts.toml`; this script
+joins the two and exits 1 while any survivor has no reason, or a reason written for a line that
+has since changed (mutant names are positional, so a verdict records the mutated line it was
+written for and goes stale when the code moves).
+
+    uv run python scripts/mutation_report.py               # after `make mutants`
+    uv run python scripts/mutation_report.py --todo        # print TOML stubs for unexplained survivors
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKDIR = ROOT / "build" / "mutmut"
+VERDICTS = ROOT / "tests" / "mutation_verdicts.toml"
+REPORT = ROOT / "reports" / "test-quality.md"
+
+KILLED = {1: "killed", 3: "killed"}
+TIMEOUT = {36, -24, 24, 152, 255}
+SURVIVED = 0
+NO_TESTS = {5, 33}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    module: str
+    exit_code: int | None
+    path: str
+
+    @property
+    def status(self) -> str:
+        if self.exit_code in KILLED:
+            return "killed"
+        if self.exit_code in TIMEOUT:
+            return "timeout"
+        if self.exit_code == SURVIVED:
+            return "survived"
+        if self.exit_code in NO_TESTS:
+            return "no tests"
+        if self.exit_code is None:
+            return "not checked"
+        return "suspicious"
+
+
+def load_mutants(workdir: Path) -> list[Mutant]:
+    mutants = []
+    for meta in sorted((workdir / "mutants").rglob("*.py.meta")):
+        source = meta.relative_to(workdir / "mutants").as_posix().removesuffix(".meta")
+        module = source.removesuffix(".py").replace("/", ".")
+        codes = json.loads(meta.read_text())["exit_code_by_key"]
+        mutants += [Mutant(name, module, code, source) for name, code in sorted(codes.items())]
+    return mutants
+
+
+def mutated_line(mutant: Mutant) -> str:
+    """The first line the mutant adds, as mutmut's diff shows it (stripped)."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    diff = get_diff_for_mutant(mutant.name, path=mutant.path)
+    added = [
+        line[1:].strip() for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")
+    ]
+    return added[0] if added else "(line removed)"
+
+
+def load_verdicts(path: Path) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    data = tomllib.loads(path.read_text())
+    categories = data.get("categories", {})
+    verdicts = data.get("verdicts", {})
+    for name, verdict in verdicts.items():
+        if verdict.get("why") not in categories:
+            raise SystemExit(f"{path}: verdicts.{name}: why = {verdict.get('why')!r} is not a category")
+        if "line" not in verdict:
+            raise SystemExit(f"{path}: verdicts.{name}: no line")
+    return categories, verdicts
+
+
+def git_commit() -> str:
+    result = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    return result.stdout.strip() or "unknown"
+
+
+def table(rows: list[list[str]], header: list[str]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def code(text: str) -> str:
+    return "`" + text.replace("|", "\\|").replace("`", "'") + "`"
+
+
+def render(
+    mutants: list[Mutant], lines: dict[str, str], categories: dict[str, str], verdicts
+) -> tuple[str, int]:
+    by_module: dict[str, Counter[str]] = defaultdict(Counter)
+    explained: dict[str, list[Mutant]] = defaultdict(list)
+    unexplained: list[Mutant] = []
+    stale: list[Mutant] = []
+    for m in mutants:
+        status = m.status
+        if status in ("survived", "no tests"):
+            verdict = verdicts.get(m.name)
+            if verdict is None:
+                unexplained.append(m)
+            elif verdict["line"] != lines[m.name]:
+                stale.append(m)
+            else:
+                explained[verdict["why"]].append(m)
+                status += ", explained"
+        by_module[m.module][status] += 1
+
+    columns = ["killed", "timeout", "survived, explained", "survived", "no tests, explained", "no tests"]
+    rows = []
+    total = Counter[str]()
+    for module, counts in sorted(by_module.items()):
+        total.update(counts)
+        rows.append(_row(module, counts, columns))
+    rows.append(_row("**all**", total, columns))
+    not_done = total["not checked"] + total["suspicious"]
+
+    out = [
+        "# Test quality: mutation testing of the scoring code",
+        "",
+        "Produced by `make mutants` (mutmut, pinned in the dev group; run outside `make test`, it takes",
+        "about an hour on 2 cores) and `scripts/mutation_report.py`, at commit "
+        f"`{git_commit()}`. mutmut changes one",
+        "operator, constant, string or argument at a time in each environment's reading, scoring and",
+        "report modules and in `medhal/metrics.py`, `medhal/replies.py` and `medhal/report.py`, then",
+        "runs the tests that call the changed function. A mutant is *killed* when a test fails,",
+        "*timeout* when the tests hang (also a catch). A survivor is either a hole the tests must",
+        "close or a change no test should catch; every one of the latter is listed below with its",
+        "reason (kept in `tests/mutation_verdicts.toml`, checked against the mutated line).",
+        "",
+        "Score = (killed + timeout) / (total - explained). Tests left out of the mutation runs, and",
+        "why: `[tool.mutmut]` in `pyproject.toml`.",
+        "",
+        *table(rows, ["module", *columns, "not run", "total", "score"]),
+        "",
+    ]
+    if not_done:
+        out += [f"**{not_done} mutants were not run to the end** (run interrupted or suspicious).", ""]
+    if unexplained or stale:
+        out += ["## Survivors without a reason", ""]
+        out += table(
+            [
+                [m.name, code(lines[m.name]), "stale verdict" if m in stale else ""]
+                for m in unexplained + stale
+            ],
+            ["mutant", "mutated line", ""],
+        )
+        out.append("")
+    out += ["## Survivors that change no reported number", ""]
+    for why, members in sorted(explained.items(), key=lambda kv: -len(kv[1])):
+        out += [f"### {why} ({len(members)})", "", categories[why], ""]
+        rows = [
+            [m.name.removeprefix(m.module + "."), code(lines[m.name]), verdicts[m.name].get("note", "")]
+            for m in members
+        ]
+        out += table(
+            rows,
+            [
+                f"mutant ({members[0].module}...)" if len({x.module for x in members}) == 1 else "mutant",
+                "mutated line",
+                "note",
+            ],
+        )
+        out.append("")
+    return "\n".join(out), len(unexplained) + len(stale) + not_done
+
+
+def _row(module: str, counts: Counter[str], columns: list[str]) -> list[str]:
+    n = sum(counts.values())
+    explained = counts["survived, explained"] + counts["no tests, explained"]
+    caught = counts["killed"] + counts["timeout"]
+    score = f"{caught / (n - explained):.1%}" if n > explained else "n/a"
+    not_run = counts["not checked"] + counts["suspicious"]
+    return [module, *(str(counts[c]) for c in columns), str(not_run), str(n), score]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workdir", type=Path, default=WORKDIR)
+    parser.add_argument("--verdicts", type=Path, default=VERDICTS)
+    parser.add_argument("--out", type=Path, default=REPORT)
+    parser.add_argument("--todo", action="store_true", help="print stubs for unexplained survivors")
+    parser.add_argument("--module", help="with --todo: only this module")
+    args = parser.parse_args(argv)
+
+    workdir, out = args.workdir.resolve(), args.out.resolve()
+    mutants = load_mutants(workdir)
+    if not mutants:
+        print(f"{workdir}: no mutmut results (run `make mutants` first)", file=sys.stderr)
+        return 2
+    categories, verdicts = load_verdicts(args.verdicts)
+    os.chdir(workdir)  # mutmut reads its mutated files relative to its working copy
+    open_ = [m for m in mutants if m.status in ("survived", "no tests")]
+    lines = {m.name: mutated_line(m) for m in open_}
+    if args.todo:
+        for m in open_:
+            if args.module and m.module != args.module:
+                continue
+            verdict = verdicts.get(m.name)
+            if verdict is None or verdict["line"] != lines[m.name]:
+                key = json.dumps(m.name, ensure_ascii=False)
+                line = json.dumps(lines[m.name], ensure_ascii=False)
+                print(f'{key} = {{ why = "", line = {line}, note = "" }}')
+        return 0
+    text, problems = render(mutants, lines, categories, verdicts)
+    tmp = out.with_suffix(".md.tmp")
+    tmp.write_text(text)
+    tmp.replace(out)
+    print(f"wrote {out}; {problems} survivors without a reason or mutants not run")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
