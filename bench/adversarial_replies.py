@@ -43,6 +43,7 @@ def hostile(size: int) -> dict[str, str]:
     shapes["score then digits"] = "<score>" + "9" * size
     shapes["quote, spaces, colon"] = "'" + " " * size + ":"
     shapes["stop here after spaces"] = "{'cop': 'a'}" + " " * size + "x"
+    shapes["labels in one score block"] = "<score>" + "the score: x " * (size // 13) + "</score>"
     return shapes
 
 

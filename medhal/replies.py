@@ -178,8 +178,12 @@ def labelled(
         window = text[match.end() : match.end() + limit]
         end = window.find("\n")
         value = (window if end == -1 else window[:end]).strip()
-        line_start = text.rfind("\n", max(0, match.start() - limit), match.start()) + 1
-        heads_line = not text[line_start : match.start()].strip(" \t*#>-_`")
+        # Does the label head its line (only decoration before it)? Looked for within
+        # `limit` characters back: a line start further back means it does not (and no
+        # label may cost a copy of everything before it).
+        back = max(0, match.start() - limit)
+        line_start = text.rfind("\n", back, match.start()) + 1
+        heads_line = (line_start > 0 or back == 0) and not text[line_start : match.start()].strip(" \t*#>-_`")
         if not value and end != -1 and heads_line:
             rest = window[end:].lstrip()
             stop = rest.find("\n")

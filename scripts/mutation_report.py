@@ -10,6 +10,7 @@ written for and goes stale when the code moves).
 
     uv run python scripts/mutation_report.py               # after `make mutants`
     uv run python scripts/mutation_report.py --todo        # print TOML stubs for unexplained survivors
+    uv run python scripts/mutation_report.py --prune       # drop reasons for mutants no longer alive
 """
 
 from __future__ import annotations
@@ -90,6 +91,24 @@ def load_verdicts(path: Path) -> tuple[dict[str, str], dict[str, dict[str, str]]
     return categories, verdicts
 
 
+def prune(path: Path, alive: set[str]) -> int:
+    """Remove the verdict lines of mutants that are no longer survivors (killed since, or
+    gone with the code they mutated); comments and categories are kept. Returns how many."""
+    kept, dropped, in_verdicts = [], 0, False
+    for line in path.read_text().splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            in_verdicts = stripped == "[verdicts]"
+        elif in_verdicts and stripped.startswith('"'):
+            name = json.loads(stripped[: stripped.index('" = ') + 1])
+            if name not in alive:
+                dropped += 1
+                continue
+        kept.append(line)
+    path.write_text("".join(kept))
+    return dropped
+
+
 def git_commit() -> str:
     result = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
@@ -154,6 +173,13 @@ def render(
         *table(rows, ["module", *columns, "not run", "total", "score"]),
         "",
     ]
+    n_all = sum(total.values())
+    caught = total["killed"] + total["timeout"]
+    out += [
+        f"Of all {n_all} mutants, {caught} are caught ({caught / n_all:.1%}, counting explained survivors "
+        "as alive).",
+        "",
+    ]
     if not_done:
         out += [f"**{not_done} mutants were not run to the end** (run interrupted or suspicious).", ""]
     if unexplained or stale:
@@ -201,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPORT)
     parser.add_argument("--todo", action="store_true", help="print stubs for unexplained survivors")
     parser.add_argument("--module", help="with --todo: only this module")
+    parser.add_argument("--prune", action="store_true", help="drop verdicts of mutants no longer alive")
     args = parser.parse_args(argv)
 
     workdir, out = args.workdir.resolve(), args.out.resolve()
@@ -208,7 +235,11 @@ def main(argv: list[str] | None = None) -> int:
     if not mutants:
         print(f"{workdir}: no mutmut results (run `make mutants` first)", file=sys.stderr)
         return 2
-    categories, verdicts = load_verdicts(args.verdicts)
+    verdicts_path = args.verdicts.resolve()
+    if args.prune:
+        alive = {m.name for m in mutants if m.status in ("survived", "no tests")}
+        print(f"{verdicts_path}: dropped {prune(verdicts_path, alive)} verdicts of mutants no longer alive")
+    categories, verdicts = load_verdicts(verdicts_path)
     os.chdir(workdir)  # mutmut reads its mutated files relative to its working copy
     open_ = [m for m in mutants if m.status in ("survived", "no tests")]
     lines = {m.name: mutated_line(m) for m in open_}

@@ -27,7 +27,7 @@ MODULES = {path.removesuffix(".py").replace("/", ".") for path in MUTATED}
 def test_every_verdict_names_a_mutated_module_a_category_and_its_line():
     data = tomllib.loads((ROOT / "tests" / "mutation_verdicts.toml").read_text())
     categories = data["categories"]
-    assert set(categories) == {"message", "speed", "equivalent", "unreachable", "order"}
+    assert set(categories) == {"message", "speed", "equivalent", "unreachable", "order", "known"}
     for name, verdict in data["verdicts"].items():
         module = ".".join(name.split(".")[:2])
         assert module in MODULES, name
@@ -111,3 +111,17 @@ def test_a_verdict_with_an_unknown_category_is_refused(tmp_path):
     )
     with pytest.raises(SystemExit, match="is not a category"):
         mutation_report.load_verdicts(path)
+
+
+def test_prune_drops_only_the_verdicts_of_mutants_no_longer_alive(tmp_path):
+    path = tmp_path / "v.toml"
+    path.write_text(
+        '# why\n[categories]\nmessage = "m"\n\n[verdicts]\n'
+        '"a.b.x__mutmut_1" = { why = "message", line = "x" }\n'
+        '"a.b.xǁCǁf__mutmut_2" = { why = "message", line = "y = \\" = \\"" }\n'
+        '"a.b.x__mutmut_3" = { why = "message", line = "z" }\n'
+    )
+    assert mutation_report.prune(path, {"a.b.xǁCǁf__mutmut_2"}) == 2
+    text = path.read_text()
+    assert text.startswith('# why\n[categories]\nmessage = "m"\n\n[verdicts]\n')
+    assert list(tomllib.loads(text)["verdicts"]) == ["a.b.xǁCǁf__mutmut_2"]

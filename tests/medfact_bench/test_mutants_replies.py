@@ -37,16 +37,18 @@ def test_only_the_last_fifty_score_labels_are_read():
 @pytest.mark.parametrize(
     ("reply", "score"),
     [
-        # Leading zeros and a sign do not make a score: a reader sees 2, -1 and 0 here.
+        # Leading zeros and a sign do not change a score: a reader sees 2, -1 and 0 here.
         ("<score>0002</score>", 2),
         ("<score>+002</score>", 2),
-        ("<score>-0001</score>", -1),
+        ("<score>-001</score>", -1),
         ("<score>-0</score>", 0),
         # Off the scale however it is written.
         ("<score>0010</score>", None),
         ("<score>-3</score>", None),
-        # A runaway number is off the scale, not an error (and not converted).
-        ("<score>" + "0" * 100_000 + "2</score>", 2),
+        # At most four characters: a generation running away with zeros is not a score
+        # (nor an error: it is never converted).
+        ("<score>00002</score>", None),
+        ("<score>" + "0" * 100_000 + "2</score>", None),
         ("<score>" + "9" * 100_000 + "</score>", None),
     ],
 )
@@ -69,3 +71,10 @@ def test_the_authors_block_ends_at_the_first_closing_tag_after_its_opening():
 
     assert read_authors("</score> stray\n<score>1</score>") == 1
     assert read_authors("<score>-2</score> then </score>") == -2
+
+
+def test_a_two_word_label_matches_with_any_run_of_spaces_or_tabs_between_its_words():
+    # "Final answer" with two spaces or a tab is still the final answer, which settles the
+    # reading over the earlier "Score: 1" (without "final" the two scores would leave none).
+    assert read_medhal("Score: 1\nFinal  answer: 2") == 2
+    assert read_medhal("Score: 1\nFinal\tanswer: 2") == 2

@@ -210,3 +210,15 @@ def test_a_column_given_as_numeric_text_counts_as_its_number(tmp_path):
     run.flush()
     report = build_report(run)
     assert (report["n"], report["parse_rate"], report["micro_accuracy"]) == (2, 0.0, 1.0)
+
+
+def test_columns_not_starting_with_the_base_four_are_refused_naming_the_first_four():
+    import pytest
+
+    # "correct" and "n" swapped: refused, and the message shows the four base names expected
+    # and the first four given (not the fifth, "extra").
+    with pytest.raises(ValueError) as e:
+        Columns("correct", "n", "parsed", "error", "extra")
+    assert str(e.value) == (
+        "columns must start with ('n', 'correct', 'parsed', 'error'), got ('correct', 'n', 'parsed', 'error')"
+    )

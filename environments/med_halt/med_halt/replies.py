@@ -192,7 +192,7 @@ def key_values(text: str) -> dict[str, str | None]:
     keys = list(_KEY.finditer(text))
     fields: dict[str, str | None] = {}
     for n, match in enumerate(keys):
-        end = keys[n + 1].start() if n + 1 < len(keys) else (closing if closing > match.end() else len(text))
+        end = keys[n + 1].start() if n + 1 < len(keys) else (closing if closing >= match.end() else len(text))
         key = (match.group("qkey") or match.group("bkey") or "").strip()
         fields.setdefault(key, _unquote(text[match.end() : end]))
     return fields

@@ -122,8 +122,8 @@ _ANY_LABELLED_NUMBER = re.compile(r"[^\W\d_]\w*(?: \w+)?[ \t]*[:：]\s*(\W{0,3}[
 
 def _score_of(text: str) -> int | None:
     """A score written as a number, with decoration or an explanation after it
-    ("2 (Strong Agreement)", "**-1**", "+2", "002", "1.0", "Score: 1"); None for "1.5",
-    "3", "1 or 2", "1_0"."""
+    ("2 (Strong Agreement)", "**-1**", "+2", "0002", "1.0", "Score: 1"); None for "1.5",
+    "3", "1 or 2", "1_0", "00002" (a generation running away is not a score)."""
     text = ascii_digits(text)
     match = _NUMBER.match(text)
     if match is None:
@@ -135,7 +135,7 @@ def _score_of(text: str) -> int | None:
         return None
     digits = match.group(1).replace("−", "-")
     magnitude = digits.lstrip("+-").lstrip("0") or "0"
-    if len(magnitude) > 1:  # off the scale whatever it is: never convert a runaway number
+    if len(digits) > 4 or len(magnitude) > 1:  # a runaway number or off the scale: no score
         return None
     return _on_scale(-int(magnitude) if digits.startswith("-") else int(magnitude))
 

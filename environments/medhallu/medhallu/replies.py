@@ -229,10 +229,10 @@ def _clause_mentions(words: list[str]) -> list[_Mention]:
                 _negates(w)
                 for j, w in enumerate(window)
                 if not (w == "not" and j + 1 < len(window) and window[j + 1] in ("sure", "certain"))
-                and not (
-                    w in ("not", "don't", "dont")
+                and not (  # "I don't think ... hallucinated": raised to the clause (_NOT_THINK)
+                    w in ("not", "don't", "don’t", "dont")
                     and j + 1 < len(window)
-                    and window[j + 1] in ("think", "believe")
+                    and window[j + 1] in ("think", "believe", "consider")
                 )
             )
             label = _flip(HALLUCINATED) if negated else HALLUCINATED
