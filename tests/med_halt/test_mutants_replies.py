@@ -8,17 +8,8 @@ from __future__ import annotations
 import pytest
 
 from med_halt.replies import read_authors, read_medhal, read_strict
+from tests.med_halt.authors_oracle import FCT_KEYS  # the answer keys of a fake-question reply
 
-FCT_KEYS = (
-    "correct_answer",
-    "answer",
-    "correct answer",
-    "corrent_answer",
-    "Correct Answer",
-    "Answer",
-    "Correct_answer",
-    "Correct answer",
-)
 VERDICT = ("is_answer_correct",)
 
 

@@ -12,7 +12,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from medhal.report import (
-    BASE_COLUMNS,
     Columns,
     ItemView,
     ReportSpec,
@@ -22,13 +21,7 @@ from medhal.report import (
     read_run,
 )
 from medhal.traces import iter_traces
-
-COLUMNS = Columns(*BASE_COLUMNS)
-
-
-def _columns(item: ItemView) -> tuple[float, ...]:
-    return (1.0, float(item.correct), float(item.parsed), float(item.errored))
-
+from tests.medhal.test_mutants_report import COLUMNS, _columns  # the toy spec's columns
 
 SPEC = ReportSpec(
     benchmark="toy",
