@@ -1,5 +1,6 @@
 """Report speed and memory: `medhal report` on a large `traces.jsonl` of each benchmark
-against the floor of merely reading the file and `json.loads`-ing every line.
+against the floor of merely reading the file and `json.loads`-ing every line (and, beside
+it, the floor of decoding every line with msgspec, the decoder the trace reader uses).
 
 The rows are real `eval` rows: the script first runs `eval` against a scripted endpoint
 that answers with realistic replies (and fails about 2% of the items, so error rows are
@@ -34,6 +35,13 @@ TEMPLATE_ROLLOUTS = 300
 FAIL_EVERY = 50  # one item in 50 gets a persistent HTTP 500: an errored row
 
 FLOOR = "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line)\n"
+"""The floor the goal is stated against: reading the file and `json.loads`-ing every line."""
+DECODER_FLOOR = (
+    "import sys, msgspec\ndecode = msgspec.json.Decoder().decode\n"
+    "for line in open(sys.argv[1], 'rb'):\n    decode(line)\n"
+)
+"""The same with the decoder the trace reader uses (msgspec): what is left of the report
+over this one is our own work (checks, folding, figures, rendering, start-up)."""
 PHASES = """
 import json, sys, time
 t0 = time.perf_counter()
@@ -284,9 +292,18 @@ def main() -> None:
                 command = [str(BIN / "medhal"), "report", str(trace_file), "--max-error-rate", "1"]
                 # The floor and both reports back to back, `repeat` rounds, so they see the
                 # same machine load; each keeps its fastest round (the least disturbed one).
-                rounds: dict[str, list] = {"floor": [], "report": [], "no_plots": [], "phases": []}
+                rounds: dict[str, list] = {
+                    "floor": [],
+                    "decoder_floor": [],
+                    "report": [],
+                    "no_plots": [],
+                    "phases": [],
+                }
                 for _ in range(ns.repeat):
                     rounds["floor"].append(run_measured([sys.executable, "-c", FLOOR, str(trace_file)]))
+                    rounds["decoder_floor"].append(
+                        run_measured([sys.executable, "-c", DECODER_FLOOR, str(trace_file)])
+                    )
                     rounds["report"].append(run_measured([*command, "-o", str(tmp / "out")], env=env))
                     rounds["no_plots"].append(
                         run_measured([*command, "-o", str(tmp / "out-no-plots"), "--no-plots"], env=env)
@@ -297,8 +314,9 @@ def main() -> None:
                     for m in (rounds["report"][-1], rounds["no_plots"][-1], rounds["phases"][-1]):
                         if m.returncode != 0:
                             raise SystemExit(f"medhal report exited {m.returncode}:\n{m.stderr[-3000:]}")
-                floor, rep, bare, phases = (
-                    min(rounds[k], key=lambda m: m.wall_s) for k in ("floor", "report", "no_plots", "phases")
+                floor, decoder_floor, rep, bare, phases = (
+                    min(rounds[k], key=lambda m: m.wall_s)
+                    for k in ("floor", "decoder_floor", "report", "no_plots", "phases")
                 )
                 report = json.loads((tmp / "out" / "report.json").read_text())
                 assert report["n"] == n and report["n_errors"] == info["errored_rows"], (
@@ -317,6 +335,9 @@ def main() -> None:
                     **info,
                     "floor_s": floor.wall_s,
                     "floor_rss_mib": floor.max_rss_mib,
+                    "decoder_floor_s": decoder_floor.wall_s,
+                    "ratio_over_decoder_floor": rep.wall_s / decoder_floor.wall_s,
+                    "ratio_no_plots_over_decoder_floor": bare.wall_s / decoder_floor.wall_s,
                     "report_s": rep.wall_s,
                     "report_cpu_s": rep.cpu_s,
                     "report_rss_mib": rep.max_rss_mib,
@@ -334,7 +355,8 @@ def main() -> None:
                 print(
                     f"{bench.env_id} {n:,} rows ({info['mib']:.0f} MiB): floor {floor.wall_s:.1f} s, report "
                     f"{rep.wall_s:.1f} s (x{run['ratio']:.2f}), --no-plots {bare.wall_s:.1f} s "
-                    f"(x{run['ratio_no_plots']:.2f}), "
+                    f"(x{run['ratio_no_plots']:.2f}); msgspec floor {decoder_floor.wall_s:.1f} s "
+                    f"(report x{run['ratio_over_decoder_floor']:.2f}), "
                     f"peak RSS {rep.max_rss_mib:.0f} / {bare.max_rss_mib:.0f} MiB",
                     flush=True,
                 )
@@ -349,6 +371,7 @@ def main() -> None:
                     n,
                     r["mib"],
                     r["floor_s"],
+                    r["decoder_floor_s"],
                     r["report_s"],
                     r["ratio"],
                     r["no_plots_s"],
@@ -376,6 +399,7 @@ def main() -> None:
                 "rows",
                 "MiB",
                 "floor s",
+                "msgspec floor s",
                 "report s",
                 "report / floor",
                 "--no-plots s",

@@ -24,6 +24,10 @@ from typing import IO, Any
 MAX_INT_DIGITS = 1000
 """Longest integer literal read as a number. Python refuses to convert more than 4,300
 digits (a CPU-time guard); nothing in our files needs more than 20."""
+TOO_LONG_INT = 10**MAX_INT_DIGITS
+"""The smallest magnitude of an integer over `MAX_INT_DIGITS` digits. Decoders without the
+`LongNumber` hook (msgspec, in the trace reader's fast path) return such integers as ints,
+up to Python's own limit: the walks below treat them as they treat `LongNumber`."""
 
 UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -147,7 +151,8 @@ class LongNumber:
 
 
 def _parse_int(text: str) -> int | LongNumber:
-    return int(text) if len(text) <= MAX_INT_DIGITS else LongNumber(len(text.lstrip("-")))
+    digits = len(text) - (text[0] == "-")  # the sign is not a digit
+    return int(text) if digits <= MAX_INT_DIGITS else LongNumber(digits)
 
 
 class DuplicateKeys:
@@ -223,8 +228,13 @@ def text_problem(value: str) -> str | None:
     return None
 
 
+def too_long(value: Any) -> bool:
+    """An integer over `MAX_INT_DIGITS` digits: a `LongNumber` marker, or an int so long."""
+    return type(value) is LongNumber or (type(value) is int and not -TOO_LONG_INT < value < TOO_LONG_INT)
+
+
 def _bad_scalar(value: Any) -> bool:
-    return isinstance(value, LongNumber) or (
+    return too_long(value) or (
         isinstance(value, str) and not value.isascii() and text_problem(value) is not None
     )
 
@@ -268,6 +278,8 @@ def value_problem(value: Any, max_depth: int) -> tuple[str, str] | None:
                 return path, problem
         elif isinstance(item, LongNumber):
             return path, f"is a number with {item.digits} digits (at most {MAX_INT_DIGITS} are read)"
+        elif too_long(item):
+            return path, f"is a number with more than {MAX_INT_DIGITS} digits"
         elif isinstance(item, (dict, list)):
             if depth >= max_depth:
                 return path, f"is nested more than {max_depth} levels deep"

@@ -35,6 +35,7 @@ from medhal import metrics as m
 from medhal.outcomes import READINGS, correct_key, parsed_key
 from medhal.published import Published
 from medhal.replies import CONVENTIONS
+from medhal.shards import parse_shard
 from medhal.traces import TraceFileError, TraceRecord, iter_traces
 
 Statistic = m.Statistic
@@ -486,7 +487,7 @@ def _figures(table: m.Table, statistics: Mapping[str, Statistic], with_ci: Itera
     rows, weights = m.as_table(table)
     totals = (weights @ rows)[None, :] if len(rows) else np.zeros((1, rows.shape[1] if rows.ndim == 2 else 1))
     out: dict[str, Any] = {name: float(stat(totals)[0]) for name, stat in statistics.items()}
-    wanted = {name: statistics[name] for name in with_ci if name in statistics}
+    wanted = {name: stat for name, stat in statistics.items() if name in with_ci}
     if wanted and len(rows):
         for name, interval in m.bootstrap_cis((rows, weights), wanted).items():
             out[f"{name}_ci"] = [interval[0], interval[1]]
@@ -516,8 +517,9 @@ def completeness(run: Run) -> dict[str, Any]:
     expected_ids: Iterable[int] | None = None
     if len(bases) == 1 and isinstance(bases[0].get("n_expected"), int):
         total = bases[0]["n_expected"]
-        if len(shards) == 1 and shards[0] is not None and not run.merged:
-            i, k = map(int, str(shards[0]).split("/"))
+        shard = parse_shard(shards[0]) if len(shards) == 1 and not run.merged else None
+        if shard is not None:
+            i, k = shard
             n_expected = int(run.selections[0].get("n_shard", 0))
             expected_ids = range(i, total, k)
         else:

@@ -22,10 +22,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import verifiers.v1 as vf
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator
 
 from medhal.outcomes import PARSED
 from medhal.replies import Convention
+from medhal.shards import parse_shard
 
 logger = logging.getLogger(__name__)
 
@@ -61,20 +62,17 @@ def selection_record(idx: Sequence[int], num_tasks: int | None, shuffle: bool) -
 class ShardedConfig(vf.TasksetConfig):
     """Taskset options every medhal environment shares."""
 
-    shard: str | None = Field(None, pattern=r"^\d+/[1-9]\d*$")
+    shard: str | None = None
     """`i/k`: run only every k-th selected task starting at the i-th (0-based), keeping each
     task's idx, so k eval processes against one server split a run with no overlap;
     `medhal report --merge` reports the k run directories as one run."""
 
-    @model_validator(mode="after")
-    def _shard_in_range(self) -> ShardedConfig:
-        if self.shard is not None:
-            i, k = map(int, self.shard.split("/"))
-            if i >= k:
-                raise ValueError(
-                    f"shard {self.shard!r}: the index must be below the count (0/{k} .. {k - 1}/{k})"
-                )
-        return self
+    @field_validator("shard")
+    @classmethod
+    def _shard_syntax(cls, shard: str | None) -> str | None:
+        if shard is not None and parse_shard(shard) is None:
+            raise ValueError(f"shard {shard!r} is not i/k with i below k (0/k .. k-1/k, e.g. 0/4 .. 3/4)")
+        return shard
 
 
 class RecordsSelection:
@@ -87,8 +85,9 @@ class RecordsSelection:
         tasks: list[Any] = super().select(num_tasks, shuffle)  # type: ignore[misc]
         record = selection_record([t.data.idx for t in tasks], num_tasks, shuffle)
         shard = getattr(self.config, "shard", None)  # type: ignore[attr-defined]
-        if shard:
-            i, k = map(int, shard.split("/"))
+        parsed = parse_shard(shard)
+        if parsed is not None:
+            i, k = parsed
             tasks = tasks[i::k]
             record = {**record, "shard": shard, "n_shard": len(tasks)}
         for task in tasks:

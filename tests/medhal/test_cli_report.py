@@ -4,6 +4,7 @@ files, and outputs that are never left half-written."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -180,3 +181,22 @@ def test_comparing_two_runs_of_the_same_tasks_is_paired(scored, tmp_path):
     low, high = row["difference_ci"]["accuracy"]
     assert low <= -1 / 3 <= high <= 0.0
     assert (out / "comparison.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_the_same_traces_give_byte_identical_reports(scored, tmp_path):
+    """Reports are diffed and committed (reports/reference): nothing in them may depend on
+    the interpreter's string-hash seed (set iteration order), the clock or the machine."""
+    outputs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"seed-{seed}"
+        proc = subprocess.run(
+            [str(BIN / "medhal"), "report", str(scored), "-o", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert proc.returncode == 0, proc.stderr
+        outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()})
+    assert {"report.json", "report.md", "report.html"} <= set(outputs[0])
+    assert outputs[0] == outputs[1]

@@ -83,3 +83,42 @@ def test_shard_option_is_checked():
         with pytest.raises(ValidationError):
             MedFactConfig(shard=bad)
     assert MedFactConfig(shard="1/3").shard == "1/3"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0/1", (0, 1)),
+        ("3/4", (3, 4)),
+        ("999999998/999999999", (999999998, 999999999)),
+        ("4/4", None),  # the index is below the count
+        ("5/4", None),
+        ("1/0", None),
+        ("0/0", None),
+        ("01/3", None),  # one spelling per shard: no leading zeros
+        ("1/03", None),
+        ("-1/3", None),
+        ("+1/3", None),
+        ("1 /3", None),
+        ("1/3\n", None),
+        ("1/3/5", None),
+        ("\u0661/\u0662", None),  # Arabic-Indic digits: int() reads them, a shard is ASCII
+        ("1/1000000000", None),  # ten digits: not read from an untrusted trace
+        ("", None),
+        (None, None),
+        (3, None),
+        (["1/3"], None),
+    ],
+)
+def test_one_shard_syntax(text, expected):
+    """The option, the trace reader and the report read shards through `parse_shard`."""
+    from medfact_bench.taskset import MedFactConfig
+    from medhal.shards import parse_shard
+
+    assert parse_shard(text) == expected
+    if isinstance(text, str):
+        if expected is None:
+            with pytest.raises(ValidationError):
+                MedFactConfig(shard=text)
+        else:
+            assert MedFactConfig(shard=text).shard == text

@@ -95,7 +95,8 @@ _LIST_ITEM = re.compile(r"[.)]\s*\S")
 
 _SENTENCE = re.compile(r"[^.!?;\n]+")
 _CLAUSE = re.compile(r"[^,:;–—()]+")
-_NOT_THINK = re.compile(r"\bi\s+(?:do\s+not|don['’]?t|dont)\s+(?:think|believe|consider)\b")
+_OPINION_VERBS = ("think", "believe", "consider")
+_NOT_THINK = re.compile(rf"\bi\s+(?:do\s+not|don['’]?t|dont)\s+(?:{'|'.join(_OPINION_VERBS)})\b")
 """Negation raised to the opinion verb: "I don't think it is hallucinated" denies it."""
 _WORD = re.compile(r"[a-z]+(?:['’][a-z]+)?|-")
 _HALLUCINATION_TERM = re.compile(r"hallucinat\w*|fabricat\w*|nonfactual")
@@ -232,7 +233,7 @@ def _clause_mentions(words: list[str]) -> list[_Mention]:
                 and not (  # "I don't think ... hallucinated": raised to the clause (_NOT_THINK)
                     w in ("not", "don't", "don’t", "dont")
                     and j + 1 < len(window)
-                    and window[j + 1] in ("think", "believe", "consider")
+                    and window[j + 1] in _OPINION_VERBS
                 )
             )
             label = _flip(HALLUCINATED) if negated else HALLUCINATED
