@@ -22,7 +22,6 @@ from typing import Any, TypeVar
 import msgspec
 
 from medhal.files import (
-    TOO_LONG_INT,
     LongNumber,
     UnreadableText,
     decode_utf8,
@@ -200,7 +199,7 @@ def _plain(value: Any, max_depth: int) -> bool:
     `_checked`: one type test per value, level by level, no paths built."""
     kind = type(value)
     if kind is not dict and kind is not list:
-        return kind is not LongNumber
+        return not too_long(value)
     level = [value]
     for _ in range(max_depth):
         below = []
@@ -209,7 +208,7 @@ def _plain(value: Any, max_depth: int) -> bool:
                 kind = type(child)
                 if kind is dict or kind is list:
                     below.append(child)
-                elif kind is LongNumber or (kind is int and not -TOO_LONG_INT < child < TOO_LONG_INT):
+                elif (kind is int or kind is LongNumber) and too_long(child):
                     return False
         if not below:
             return True

@@ -21,20 +21,10 @@ from medhal.report import (
     read_run,
 )
 from medhal.traces import iter_traces
-from tests.medhal.test_mutants_report import COLUMNS, _columns  # the toy spec's columns
+from tests.medhal.test_mutants_report import SPEC as TOY_SPEC
 
-SPEC = ReportSpec(
-    benchmark="toy",
-    title="Toy",
-    columns=COLUMNS,
-    item_columns=_columns,
-    statistics={},
-    group_fields=("part",),
-    macro_field="part",
-    macro_groups=("a", "b"),
-    gold_field="gold",
-    classes=("yes", "no"),
-)
+SPEC = replace(TOY_SPEC, group_fields=("part",), macro_field="part", macro_groups=("a", "b"))
+"""The toy spec of test_mutants_report, grouped and macro-averaged by part."""
 
 PROVENANCE = {"dataset": "toy", "options": {"parser": "medhal"}, "code": {"medhal": "9.9.9"}}
 
