@@ -15,7 +15,7 @@ import asyncio
 import aiohttp
 from verifiers.v1.runtimes import ProgramResult
 
-from medhal.harness import SingleTurnHarness
+from medhal.kit.harness import SingleTurnHarness
 
 
 class AiohttpSingleTurnHarness(SingleTurnHarness):

@@ -213,7 +213,7 @@ class EndpointProcess:
 
     def __enter__(self) -> EndpointProcess:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "medhal.testing", "--reply", self.reply],
+            [sys.executable, str(ROOT / "tests" / "scripted_endpoint.py"), "--reply", self.reply],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,

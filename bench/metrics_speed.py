@@ -1,4 +1,4 @@
-"""Speed and memory of the statistics core (`medhal.metrics`) at report scale.
+"""Speed and memory of the statistics core (`medhal.reports.metrics`) at report scale.
 
 What a report does per run: stream items into `ClusterSums` (and, for a comparison,
 `ItemTable`), then bootstrap (1,000 resamples) accuracy and F1 intervals, a paired
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import out_dir, table, write_json
 
-from medhal import metrics as m
+from medhal.reports import metrics as m
 
 
 def measure(fn: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:

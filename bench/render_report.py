@@ -263,7 +263,8 @@ def report_section(r: dict) -> list[str]:
             "against the floor "
             "of reading the file and `json.loads`-ing every line (a fresh process too); times include "
             "process "
-            "start-up. The trace reader decodes lines with msgspec (`medhal.traces`), so the table also "
+            "start-up. The trace reader decodes lines with msgspec (`medhal.reports.traces`), so the table "
+            "also "
             "gives the floor of decoding every line with msgspec: the report's margin over that one is "
             "our own per-row work. "
             f"Floor, both reports and a phase-timing run go back to back, {repeat} "
@@ -488,7 +489,8 @@ def metrics_section(m: dict) -> list[str]:
         "## 5. Statistics core",
         "",
         (
-            f"`bench/metrics_speed.py`. `medhal.metrics` at report scale ({m['items']:,} items; best of "
+            f"`bench/metrics_speed.py`. `medhal.reports.metrics` at report scale ({m['items']:,} items; "
+            f"best of "
             f"{m['repeat']}): "
             "streaming items into `ClusterSums`, the bootstrap intervals a report draws (1,000 resamples), a "
             "paired "

@@ -46,9 +46,9 @@ PHASES = """
 import json, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
-from medhal.registry import report_spec
-from medhal.report import build_report, read_run
-from medhal.report_files import _benchmark_of, render
+from medhal.reports.registry import report_spec
+from medhal.reports.report import build_report, read_run
+from medhal.reports.report_files import _benchmark_of, render
 t1 = time.perf_counter()
 path = Path(sys.argv[1])
 spec = report_spec(_benchmark_of(path))
@@ -60,7 +60,7 @@ report["headline"] = list(spec.headline)
 t4 = time.perf_counter()
 files = render(report, plots=False)
 t5 = time.perf_counter()
-from medhal.plots import render_plots
+from medhal.reports.plots import render_plots
 t6 = time.perf_counter()
 images = render_plots(report)
 t7 = time.perf_counter()
@@ -77,7 +77,7 @@ STARTUP = "import sys, time\nt = time.perf_counter()\nimport {module}\nprint(tim
 
 def template_rows(bench, tmp: Path, env: dict[str, str]) -> list[dict]:
     """Real `eval` rows of this benchmark (a few errored), from a scripted endpoint."""
-    from medhal.testing import Fault, ScriptedEndpoint
+    from tests.scripted_endpoint import Fault, ScriptedEndpoint
 
     replies = bench.replies()
     options = bench.write_dataset(tmp, TEMPLATE_ROLLOUTS)
@@ -138,10 +138,10 @@ from pathlib import Path
 t0 = time.perf_counter()
 import verifiers.v1
 t1 = time.perf_counter()
-from medhal.cli import taskset_config
-from medhal.registry import report_spec
-from medhal.report_files import report_runs
-from medhal.scoring import read_predictions, score_tasks, write_traces
+from medhal.commands.cli import taskset_config
+from medhal.reports.registry import report_spec
+from medhal.reports.report_files import report_runs
+from medhal.kit.predictions import read_predictions, score_tasks, write_traces
 from verifiers.v1.loaders import taskset_class
 t2 = time.perf_counter()
 env_id, predictions, dataset, out = sys.argv[1], Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
@@ -246,12 +246,14 @@ def startup(bench, tmp: Path, env: dict[str, str]) -> dict:
         "score_small_rss_mib": score.max_rss_mib,
         "score_phases": json.loads(phases.stdout.strip().splitlines()[-1]),
         "report_imports": import_breakdown(
-            "import medhal.cli, medhal.report_files, medhal.markdown, medhal.html\n"
-            f"from medhal.registry import report_spec; report_spec({bench.env_id!r})",
+            "import medhal.commands.cli, medhal.reports.report_files, medhal.reports.markdown, "
+            "medhal.reports.html\n"
+            f"from medhal.reports.registry import report_spec; report_spec({bench.env_id!r})",
             env,
         ),
         "score_imports": import_breakdown(
-            "import medhal.cli, medhal.scoring\nfrom verifiers.v1.loaders import taskset_class; "
+            "import medhal.commands.cli, medhal.kit.predictions\n"
+            "from verifiers.v1.loaders import taskset_class; "
             f"taskset_class({bench.env_id!r})",
             env,
         ),

@@ -34,7 +34,7 @@ def load_tasks(env_id: str, options: dict) -> list:
     environment's own config model, then `Taskset.select()` (as `medhal score` does)."""
     from verifiers.v1.loaders import taskset_class
 
-    from medhal.cli import taskset_config
+    from medhal.commands.cli import taskset_config
 
     return taskset_class(env_id)(taskset_config(env_id, options)).select()
 
@@ -51,7 +51,7 @@ def build(env_id: str, options: dict) -> tuple[float, int]:
 
 
 def scoring_cost(bench, tasks: list, replies: list[str], count: int) -> dict:
-    from medhal.task import score_reply
+    from medhal.kit.task import score_reply
 
     pairs = [(tasks[i % len(tasks)], replies[i % len(replies)]) for i in range(count)]
     for task, reply in pairs[:50]:  # warm up

@@ -6,7 +6,7 @@ Nothing in this package knows about a particular benchmark: each environment und
 reader, metrics and report writer defined here.
 """
 
-from medhal.provenance import package_version
+from medhal.kit.provenance import package_version
 
 __version__ = package_version("medhal")
 """The version in pyproject.toml (its one source), as installed."""

@@ -161,7 +161,8 @@ def render(
         "about an hour on 2 cores) and `scripts/mutation_report.py`, at commit "
         f"`{git_commit()}`. mutmut changes one",
         "operator, constant, string or argument at a time in each environment's reading, scoring and",
-        "report modules and in `medhal/metrics.py`, `medhal/replies.py` and `medhal/report.py`, then",
+        "report modules and in `medhal/reports/metrics.py`, `medhal/kit/replies.py` and",
+        "`medhal/reports/report.py`, then",
         "runs the tests that call the changed function. A mutant is *killed* when a test fails,",
         "*timeout* when the tests hang (also a catch). A survivor is either a hole the tests must",
         "close or a change no test should catch; every one of the latter is listed below with its",

@@ -69,7 +69,7 @@ def med_halt_deepseek(shared: Path, out: Path) -> None:
 def withhold_replies(out: Path) -> None:
     """Model replies can quote the upstream question or prompt: the published copy keeps
     how many replies were unreadable and their trace ids, not their text."""
-    from medhal.report_files import render, write_files
+    from medhal.reports.report_files import render, write_files
 
     report = json.loads((out / "report.json").read_text())
     for shape in report.get("unreadable", []):

@@ -542,7 +542,7 @@ def check_installed(package: Package, library: Package, dist: Path, work: Path) 
             f"{package.name}: v0 load_environment has {probe['v0_rows']} rows for {probe['tasks']} tasks"
         )
     endpoint = subprocess.Popen(
-        [str(python), "-m", "medhal.testing", "--reply", probe["reply"]],
+        [str(python), str(ROOT / "tests" / "scripted_endpoint.py"), "--reply", probe["reply"]],
         stdout=subprocess.PIPE,
         text=True,
         cwd=work,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from medhal.testing import ScriptedEndpoint
+from tests.scripted_endpoint import ScriptedEndpoint
 
 SHARED_ENV = "MEDHAL_SHARED_DATA"
 BIN = Path(sys.executable).parent

@@ -13,7 +13,7 @@ import subprocess
 
 def medhal_main(*args: str) -> subprocess.CompletedProcess:
     """`medhal ARGS` in this process: exit code, stdout and stderr as a subprocess gives them."""
-    from medhal.cli import main
+    from medhal.commands.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -29,7 +29,7 @@ def test_every_verdict_names_a_mutated_module_a_category_and_its_line():
     categories = data["categories"]
     assert set(categories) == {"message", "speed", "equivalent", "unreachable", "order", "known"}
     for name, verdict in data["verdicts"].items():
-        module = ".".join(name.split(".")[:2])
+        module = name.rsplit(".", 1)[0]
         assert module in MODULES, name
         assert "__mutmut_" in name, name
         assert verdict["why"] in categories, name
@@ -40,25 +40,55 @@ def test_every_verdict_names_a_mutated_module_a_category_and_its_line():
 
 def _mutants():
     return [
-        Mutant("medhal.metrics.x_ratio__mutmut_1", "medhal.metrics", 1, "medhal/metrics.py"),  # killed
-        Mutant("medhal.metrics.x_ratio__mutmut_2", "medhal.metrics", -24, "medhal/metrics.py"),  # timeout
-        Mutant("medhal.metrics.x_ratio__mutmut_3", "medhal.metrics", 0, "medhal/metrics.py"),  # explained
-        Mutant("medhal.metrics.x_ratio__mutmut_4", "medhal.metrics", 0, "medhal/metrics.py"),  # unexplained
-        Mutant("medhal.metrics.x_ratio__mutmut_5", "medhal.metrics", 0, "medhal/metrics.py"),  # stale
-        Mutant("medhal.report.x_top__mutmut_1", "medhal.report", 33, "medhal/report.py"),  # no tests
+        Mutant(
+            "medhal.reports.metrics.x_ratio__mutmut_1",
+            "medhal.reports.metrics",
+            1,
+            "medhal/reports/metrics.py",
+        ),  # killed
+        Mutant(
+            "medhal.reports.metrics.x_ratio__mutmut_2",
+            "medhal.reports.metrics",
+            -24,
+            "medhal/reports/metrics.py",
+        ),  # timeout
+        Mutant(
+            "medhal.reports.metrics.x_ratio__mutmut_3",
+            "medhal.reports.metrics",
+            0,
+            "medhal/reports/metrics.py",
+        ),  # explained
+        Mutant(
+            "medhal.reports.metrics.x_ratio__mutmut_4",
+            "medhal.reports.metrics",
+            0,
+            "medhal/reports/metrics.py",
+        ),  # unexplained
+        Mutant(
+            "medhal.reports.metrics.x_ratio__mutmut_5",
+            "medhal.reports.metrics",
+            0,
+            "medhal/reports/metrics.py",
+        ),  # stale
+        Mutant(
+            "medhal.reports.report.x_top__mutmut_1", "medhal.reports.report", 33, "medhal/reports/report.py"
+        ),  # no tests
     ]
 
 
 LINES = {
-    "medhal.metrics.x_ratio__mutmut_3": 'raise ValueError("XXbadXX")',
-    "medhal.metrics.x_ratio__mutmut_4": "return a / (b + 1)",
-    "medhal.metrics.x_ratio__mutmut_5": "return a * b",
-    "medhal.report.x_top__mutmut_1": "return []",
+    "medhal.reports.metrics.x_ratio__mutmut_3": 'raise ValueError("XXbadXX")',
+    "medhal.reports.metrics.x_ratio__mutmut_4": "return a / (b + 1)",
+    "medhal.reports.metrics.x_ratio__mutmut_5": "return a * b",
+    "medhal.reports.report.x_top__mutmut_1": "return []",
 }
 CATEGORIES = {"message": "Only a message changes.", "order": "Only order changes."}
 VERDICTS = {
-    "medhal.metrics.x_ratio__mutmut_3": {"why": "message", "line": 'raise ValueError("XXbadXX")'},
-    "medhal.metrics.x_ratio__mutmut_5": {"why": "order", "line": "return b * a"},  # written for another line
+    "medhal.reports.metrics.x_ratio__mutmut_3": {"why": "message", "line": 'raise ValueError("XXbadXX")'},
+    "medhal.reports.metrics.x_ratio__mutmut_5": {
+        "why": "order",
+        "line": "return b * a",
+    },  # written for another line
 }
 
 
@@ -75,32 +105,32 @@ def test_unexplained_and_stale_survivors_are_listed_and_fail_the_report():
 def test_scores_count_explained_survivors_out_of_the_denominator():
     text, _ = mutation_report.render(_mutants(), LINES, CATEGORIES, VERDICTS)
     rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ") for line in text.splitlines()}
-    # medhal.metrics: killed 1, timeout 1, explained 1, survived 2 (one stale) of 5:
+    # medhal.reports.metrics: killed 1, timeout 1, explained 1, survived 2 (one stale) of 5:
     # score = (1 + 1) / (5 - 1) = 50.0%
-    metrics = rows["medhal.metrics"]
+    metrics = rows["medhal.reports.metrics"]
     assert metrics[1:7] == ["1", "1", "1", "2", "0", "0"]
     assert metrics[-1].rstrip(" |") == "50.0%"
-    # medhal.report: one mutant without tests, unexplained: (0 + 0) / (1 - 0) = 0.0%
-    assert rows["medhal.report"][-1].rstrip(" |") == "0.0%"
+    # medhal.reports.report: one mutant without tests, unexplained: (0 + 0) / (1 - 0) = 0.0%
+    assert rows["medhal.reports.report"][-1].rstrip(" |") == "0.0%"
     # all: (2) / (6 - 1) = 40.0%
     assert rows["**all**"][-1].rstrip(" |") == "40.0%"
     assert "### message (1)" in text and "x_ratio__mutmut_3" in text.split("### message (1)")[1]
 
 
 def test_mutants_are_read_from_mutmut_meta_files(tmp_path):
-    meta = tmp_path / "mutants" / "medhal" / "metrics.py.meta"
+    meta = tmp_path / "mutants" / "medhal" / "reports" / "metrics.py.meta"
     meta.parent.mkdir(parents=True)
     codes = {
-        "medhal.metrics.x_f__mutmut_2": 0,
-        "medhal.metrics.x_f__mutmut_1": 1,
-        "medhal.metrics.x_f__mutmut_3": None,
+        "medhal.reports.metrics.x_f__mutmut_2": 0,
+        "medhal.reports.metrics.x_f__mutmut_1": 1,
+        "medhal.reports.metrics.x_f__mutmut_3": None,
     }
     meta.write_text(json.dumps({"exit_code_by_key": codes}))
     mutants = mutation_report.load_mutants(tmp_path)
     assert [(m.name.rsplit("_", 1)[1], m.module, m.status, m.path) for m in mutants] == [
-        ("1", "medhal.metrics", "killed", "medhal/metrics.py"),
-        ("2", "medhal.metrics", "survived", "medhal/metrics.py"),
-        ("3", "medhal.metrics", "not checked", "medhal/metrics.py"),
+        ("1", "medhal.reports.metrics", "killed", "medhal/reports/metrics.py"),
+        ("2", "medhal.reports.metrics", "survived", "medhal/reports/metrics.py"),
+        ("3", "medhal.reports.metrics", "not checked", "medhal/reports/metrics.py"),
     ]
 
 

@@ -14,7 +14,7 @@ The fingerprint has three parts:
   corpus adds entries without touching the others, and a change names the replies.
 - `demo`: each demo item's prompt (the environment's demo prompts on its demo rows) and
   the reward and metrics its gold and wrong replies earn through the task itself
-  (`medhal.task.score_reply`), under each `parser` option.
+  (`medhal.kit.task.score_reply`), under each `parser` option.
 - `declaration`: the pinned dataset revisions, pinned prompt assets (url, sha256) and the
   taskset option defaults.
 
@@ -209,8 +209,8 @@ def demo_tasks(env: Environment, parser: str) -> list:
 
 def pinned(value: Any, found: dict[str, list[Any]], depth: int = 0) -> None:
     """Collect the pinned datasets and prompt assets a benchmark declaration holds."""
-    from medhal.assets import Asset
-    from medhal.datasets import HubDataset
+    from medhal.kit.assets import Asset
+    from medhal.kit.datasets import HubDataset
 
     if isinstance(value, HubDataset):
         found["datasets"].append(dataclasses.asdict(value))
@@ -243,7 +243,7 @@ def declaration(env: Environment) -> dict[str, Any]:
 
 
 async def demo_outcomes(env: Environment, scoring: Any) -> list[Any]:
-    from medhal.task import prompt_messages, score_reply
+    from medhal.kit.task import prompt_messages, score_reply
 
     outcomes = []
     for parser in CONVENTIONS:

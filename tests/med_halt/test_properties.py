@@ -38,7 +38,7 @@ from med_halt.replies import (
 )
 from med_halt.rows import parse_options, pubmed_id
 from med_halt.scoring import rules, score
-from medhal.datasets import DatasetError
+from medhal.kit.datasets import DatasetError
 from tests.med_halt import authors_oracle as oracle
 from tests.properties import examples
 

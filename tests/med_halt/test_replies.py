@@ -28,7 +28,7 @@ from med_halt.replies import (
     read_medhal,
     read_strict,
 )
-from medhal.replies import answer_text
+from medhal.kit.replies import answer_text
 from tests.med_halt import authors_oracle as oracle
 
 COP = ("cop",)

@@ -14,8 +14,8 @@ import pytest
 
 from med_halt.benchmark import DEMO_DIR
 from med_halt.report import REPORT
-from medhal.report import read_run
-from medhal.traces import TraceFileError
+from medhal.reports.report import read_run
+from medhal.reports.traces import TraceFileError
 from tests.conftest import run_eval, run_medhal
 from tests.med_halt import authors_oracle as oracle
 from tests.running import medhal_main

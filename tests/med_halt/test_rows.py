@@ -23,7 +23,7 @@ from med_halt.rows import (
     question_cluster,
     to_item,
 )
-from medhal.datasets import DatasetError
+from medhal.kit.datasets import DatasetError
 
 OPTIONS = "{'0': 'Liver', '1': 'Pancreas', '2': 'Spleen', '3': 'None of the above'}"
 WHERE = "nota.csv: row 4"

@@ -654,7 +654,7 @@ def _task(wrong_reward=-0.25, parser="medhal", **fields):
     ],
 )
 async def test_task_reward_metrics_and_info(reply, points, expected, answer):
-    from medhal.task import score_reply
+    from medhal.kit.task import score_reply
 
     trace = await score_reply(_task(), reply)
     assert trace.rewards == {"points": points}
@@ -664,14 +664,14 @@ async def test_task_reward_metrics_and_info(reply, points, expected, answer):
 
 
 async def test_wrong_reward_is_configurable():
-    from medhal.task import score_reply
+    from medhal.kit.task import score_reply
 
     trace = await score_reply(_task(wrong_reward=-1.0), "{'cop': 'Liver'}")
     assert trace.rewards == {"points": -1.0}
 
 
 async def test_reward_follows_the_run_convention():
-    from medhal.task import score_reply
+    from medhal.kit.task import score_reply
 
     reply = "Sure: {'cop': 'Pancreas'}"
     assert (await score_reply(_task(parser="medhal"), reply)).rewards == {"points": 1.0}

@@ -28,8 +28,8 @@ from med_halt.benchmark import (
 )
 from med_halt.prompts import SHOT_MIX
 from med_halt.taskset import MedHaltConfig, MedHaltTaskset
-from medhal.assets import AssetError
-from medhal.datasets import DatasetError
+from medhal.kit.assets import AssetError
+from medhal.kit.datasets import DatasetError
 from tests.running import clean_exit_2, medhal_main
 from tests.tables import write_csv
 

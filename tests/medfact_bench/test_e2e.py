@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from medhal.testing import Fault
 from tests.conftest import run_eval, run_medhal
 from tests.medfact_bench.fixtures import medhal_in_process, rows, write_predictions
+from tests.scripted_endpoint import Fault
 from tests.tables import write_jsonl, write_parquet
 
 SCORE = {"SUPPORT": 2, "NEI": 0, "CONTRADICT": -1}
@@ -277,7 +277,7 @@ def test_report_compares_several_runs(tmp_path):
     assert second["mcnemar"] == {"right_only_in_first": 2, "right_only_in_this": 2, "p_value": 1.0}
     assert second["difference"] == {"accuracy": 0.0, "parse_rate": 0.0}
     table = (cmp / "comparison.md").read_text()
-    from medhal.provenance import package_version
+    from medhal.kit.provenance import package_version
 
     version = package_version("medfact-bench")  # the comparison names the scoring code's version
     assert (

@@ -11,8 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from medfact_bench.taskset import MedFactConfig, MedFactTask, MedFactTaskset
-from medhal.datasets import DatasetError
-from medhal.task import prompt_messages, score_reply
+from medhal.kit.datasets import DatasetError
+from medhal.kit.task import prompt_messages, score_reply
 from tests.medfact_bench.fixtures import rows
 from tests.tables import write_jsonl, write_parquet
 

@@ -18,7 +18,7 @@ import pytest
 
 from medfact_bench.benchmark import DEMO_OPTIONS
 from medfact_bench.taskset import MedFactConfig, MedFactTaskset
-from medhal.task import validate_task
+from medhal.kit.task import validate_task
 from tests.conftest import BIN
 from tests.medfact_bench.fixtures import rows
 from tests.tables import read_jsonl, write_jsonl
@@ -102,7 +102,7 @@ async def test_a_task_whose_scoring_cannot_pay_is_invalid_with_its_reason(task, 
     cannot reach the `validate` command; here one is made by hand: gold label 'TRUE', which
     no score maps to, so the gold reply earns 0."""
     broken = type(task)(task.data.model_copy(update={"label": "TRUE"}), task.config)
-    with caplog.at_level(logging.WARNING, logger="medhal.task"):
+    with caplog.at_level(logging.WARNING, logger="medhal.kit.task"):
         assert await validate_task(broken, GOLD, WRONG, 1.0, 0.0) is False
     assert [r.getMessage() for r in caplog.records] == [
         f"medfact-bench scifact:0 (idx 0) is invalid: the gold reply {GOLD!r} earns 0.0, not 1.0"
@@ -110,7 +110,7 @@ async def test_a_task_whose_scoring_cannot_pay_is_invalid_with_its_reason(task, 
 
 
 async def test_other_reasons_are_named(task, caplog):
-    with caplog.at_level(logging.WARNING, logger="medhal.task"):
+    with caplog.at_level(logging.WARNING, logger="medhal.kit.task"):
         assert await validate_task(task, GOLD, WRONG, 1.0, 0.0) is True
         assert caplog.records == []
         # A gold reply that pays under the run's convention (medhal) but not in the exact format.

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from medhal.testing import ScriptedEndpoint, completion
+from tests.scripted_endpoint import ScriptedEndpoint, completion
 
 
 @dataclass(frozen=True)

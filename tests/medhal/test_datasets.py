@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from medhal.datasets import (
+from medhal.kit.datasets import (
     CSV_FIELD_LIMIT,
     DatasetError,
     HubDataset,
@@ -38,7 +38,7 @@ def warnings_logged():
     records: list[logging.LogRecord] = []
     handler = logging.Handler(logging.WARNING)
     handler.emit = records.append
-    logger = logging.getLogger("medhal.datasets")
+    logger = logging.getLogger("medhal.kit.datasets")
     logger.addHandler(handler)
     yield lambda: [r.getMessage() for r in records]
     logger.removeHandler(handler)

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from medhal.local_model import missing_packages
-from medhal.registry import installed
+from medhal.reports.registry import installed
+from medhal.serving.local_model import missing_packages
 from tests.conftest import run_medhal
 
 ITEMS = 2

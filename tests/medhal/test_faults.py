@@ -27,11 +27,11 @@ from pathlib import Path
 
 import pytest
 
-from medhal.harness import MAX_RETRIES
-from medhal.testing import Fault, ScriptedEndpoint, last_user_text
+from medhal.kit.harness import MAX_RETRIES
 from tests.conftest import BIN, run_eval, run_medhal
 from tests.medfact_bench.fixtures import LABELS
 from tests.medfact_bench.fixtures import rows as medfact_rows
+from tests.scripted_endpoint import Fault, ScriptedEndpoint, last_user_text
 from tests.tables import write_jsonl
 
 ENV_ID = "medfact-bench"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from medhal.files import atomic_open, atomic_write_bytes, atomic_write_text
+from medhal.kit.files import atomic_open, atomic_write_bytes, atomic_write_text
 
 
 def leftovers(directory) -> list[str]:

@@ -5,9 +5,9 @@ import shutil
 
 import pytest
 
-from medhal.testing import Fault
 from tests.conftest import run_eval
 from tests.medfact_bench.fixtures import rows
+from tests.scripted_endpoint import Fault
 from tests.tables import write_jsonl
 
 

@@ -21,7 +21,7 @@ import httpx
 import openai
 import pytest
 
-from medhal.harness import (
+from medhal.kit.harness import (
     MAX_RETRIES,
     GiveUp,
     SingleTurnHarnessConfig,
@@ -29,7 +29,7 @@ from medhal.harness import (
     retry_after_seconds,
     send_with_retries,
 )
-from medhal.traces import iter_traces
+from medhal.reports.traces import iter_traces
 from tests.conftest import BIN, run_eval, run_medhal
 from tests.medfact_bench.fixtures import LABELS
 from tests.medfact_bench.fixtures import rows as medfact_rows

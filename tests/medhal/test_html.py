@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from medhal.compare import compare_runs
-from medhal.html import comparison_html, report_html
-from medhal.markdown import comparison_markdown, to_markdown
-from medhal.published import Published
-from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec, build_report, read_run
-from medhal.report_files import render
+from medhal.reports.compare import compare_runs
+from medhal.reports.html import comparison_html, report_html
+from medhal.reports.markdown import comparison_markdown, to_markdown
+from medhal.reports.published import Published
+from medhal.reports.report import BASE_COLUMNS, Columns, ItemView, ReportSpec, build_report, read_run
+from medhal.reports.report_files import render
 from tests.conftest import BIN
 
 # ---------------------------------------------------------------------- a parsed page
@@ -526,7 +526,7 @@ def test_sections_follow_report_md(clean):
 
 
 def test_plots_are_embedded_pngs_beside_their_tables(clean):
-    """Through the real pipeline (medhal.report_files.render): each plot file also sits in
+    """Through the real pipeline (medhal.reports.report_files.render): each plot file also sits in
     the page, byte for byte, under the table it illustrates."""
     from PIL import Image
 
@@ -634,8 +634,9 @@ def test_provenance_is_folded_on_screen_and_printed_in_full(messy):
 
 def test_html_imports_nothing_heavy():
     code = (
-        "import sys, medhal.html; "
-        "heavy = [m for m in ('matplotlib', 'numpy', 'verifiers', 'medhal.report', 'medhal.plots') "
+        "import sys, medhal.reports.html; "
+        "heavy = [m for m in ('matplotlib', 'numpy', 'verifiers', 'medhal.reports.report', "
+        "'medhal.reports.plots') "
         "if m in sys.modules]; "
         "print(heavy)"
     )

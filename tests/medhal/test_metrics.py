@@ -1,4 +1,4 @@
-"""medhal.metrics: every expected value is a number worked out by hand (arithmetic in the
+"""medhal.reports.metrics: every expected value is a number worked out by hand (arithmetic in the
 comments), or comes from an independent computation (scikit-learn, scipy, an exact
 enumeration with itertools); never from the code under test."""
 
@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import binomtest
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
-from medhal import metrics as m
+from medhal.reports import metrics as m
 
 # ---------------------------------------------------------------------------- counts
 

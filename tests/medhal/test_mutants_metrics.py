@@ -1,4 +1,4 @@
-"""Tests written to kill mutants of `medhal/metrics.py` that `make mutants` found alive
+"""Tests written to kill mutants of `medhal/reports/metrics.py` that `make mutants` found alive
 (reports/test-quality.md lists each one, killed or explained).
 
 Every expected value is worked out by hand in the comments; fixtures are built so the figure
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from medhal import metrics as m
+from medhal.reports import metrics as m
 
 
 def _table(right: int, n: int) -> np.ndarray:

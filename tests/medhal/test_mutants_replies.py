@@ -1,4 +1,4 @@
-"""Tests written to kill mutants of `medhal/replies.py` that `make mutants` found alive
+"""Tests written to kill mutants of `medhal/kit/replies.py` that `make mutants` found alive
 (reports/test-quality.md lists each one, killed or explained). Expected values are written by
 hand.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from medhal.replies import (
+from medhal.kit.replies import (
     ANSWER_LABELS,
     label_pattern,
     labelled,
@@ -113,6 +113,6 @@ def test_the_start_of_a_labels_line_is_looked_for_only_200_characters_back():
     "(reading stays linear), so a label indented further than that does not take the next line",
 )
 def test_a_label_indented_more_than_200_characters_still_heads_its_line():
-    from medhal.replies import label_pattern, labelled
+    from medhal.kit.replies import label_pattern, labelled
 
     assert [value for _, value in labelled(" " * 250 + "Answer:\n1", label_pattern(("answer",)))] == ["1"]

@@ -1,4 +1,4 @@
-"""Tests written to kill mutants of `medhal/report.py` that `make mutants` found alive
+"""Tests written to kill mutants of `medhal/reports/report.py` that `make mutants` found alive
 (reports/test-quality.md lists each one, killed or explained). Expected values are worked out
 by hand in the comments.
 """
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from medhal.report import (
+from medhal.reports.report import (
     BASE_COLUMNS,
     Columns,
     ItemView,
@@ -22,7 +22,7 @@ from medhal.report import (
     read_run,
     reply_shape,
 )
-from medhal.traces import TraceFileError
+from medhal.reports.traces import TraceFileError
 
 # ---------------------------------------------------------------------------- unreadable shapes
 
@@ -172,7 +172,7 @@ PART_SPEC_KW: dict = {}
 def _part_spec(**changes):
     from dataclasses import replace
 
-    from medhal.published import Published
+    from medhal.reports.published import Published
 
     def figure(model: str, value: float, group: str = "", setting: tuple = ()) -> Published:
         return Published(model, setting, "accuracy", group, value, f"source of {model}")
@@ -246,8 +246,8 @@ def _part_trace(idx: int, *, selection=SELECTION6, provenance=PROVENANCE6, error
 
 
 def _spec_report(tmp_path: Path, rows: list[dict], spec=None, *, merged: bool = False) -> dict:
-    from medhal.report import Run
-    from medhal.traces import iter_traces
+    from medhal.reports.report import Run
+    from medhal.reports.traces import iter_traces
 
     path = tmp_path / "traces.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -391,7 +391,7 @@ def test_provenance_is_summarised_once_when_shared_and_listed_when_not(tmp_path)
 
 
 def test_run_options_and_code_versions_are_found_in_every_provenance_shape():
-    from medhal.report import code_versions, run_options
+    from medhal.reports.report import code_versions, run_options
 
     code = {"medhal": "9.9.9"}
     one = {"provenance": {"data": {"options": {"parser": "strict"}, "code": code}}}
@@ -436,7 +436,7 @@ def test_without_macro_groups_the_macro_figure_is_the_micro_one(tmp_path):
 
 
 def test_an_empty_run_reports_zeros():
-    from medhal.report import Run
+    from medhal.reports.report import Run
 
     report = build_report(Run(SPEC, "nothing"))
     assert (report["n"], report["convention"], report["micro_accuracy"], report["micro_accuracy_ci"]) == (
@@ -552,7 +552,7 @@ def _failed(row: dict, message: str = "failure") -> dict:
 
 
 def test_runs_read_with_their_items_are_compared_item_by_item(tmp_path):
-    from medhal.compare import compare_runs
+    from medhal.reports.compare import compare_runs
 
     # Five tasks: the first run is right on 0-3 and wrong on 4, the second wrong on all.
     # McNemar: 4 tasks right only in the first, 0 only in the second:
@@ -572,7 +572,7 @@ def test_runs_read_with_their_items_are_compared_item_by_item(tmp_path):
 
 
 def test_runs_that_put_a_task_in_different_sources_are_compared_unpaired(tmp_path):
-    from medhal.compare import compare_runs
+    from medhal.reports.compare import compare_runs
 
     # Task 0 comes from source X in the first run and from source Z in the second: the runs
     # cannot be paired task by task, and the comparison says why.

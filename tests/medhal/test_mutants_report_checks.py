@@ -1,4 +1,4 @@
-"""Tests written to kill mutants of `medhal/report.py` that `make mutants` found alive, in the
+"""Tests written to kill mutants of `medhal/reports/report.py` that `make mutants` found alive, in the
 parts that say whether a run is whole and what it is compared with: the completeness checks
 (expected tasks, shards, gaps), provenance and code versions, the published comparison and
 `build_report`'s assembly of them (reports/test-quality.md lists each mutant, killed or
@@ -11,7 +11,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from medhal.report import (
+from medhal.reports.report import (
     Columns,
     ItemView,
     ReportSpec,
@@ -20,7 +20,7 @@ from medhal.report import (
     build_report,
     read_run,
 )
-from medhal.traces import iter_traces
+from medhal.reports.traces import iter_traces
 from tests.medhal.test_mutants_report import SPEC as TOY_SPEC
 
 SPEC = replace(TOY_SPEC, group_fields=("part",), macro_field="part", macro_groups=("a", "b"))
@@ -104,7 +104,7 @@ def test_a_macro_field_that_is_not_broken_down_has_no_complete_groups(tmp_path):
 
 
 def test_report_json_is_indented_by_one_keeps_unicode_and_ends_with_a_newline():
-    from medhal.report import write_json
+    from medhal.reports.report import write_json
 
     text = write_json({"name": "é", "values": [1, 0.5]})
     assert text == '{\n "name": "é",\n "values": [\n  1,\n  0.5\n ]\n}\n'
@@ -113,7 +113,7 @@ def test_report_json_is_indented_by_one_keeps_unicode_and_ends_with_a_newline():
 def test_report_json_refuses_a_nan_rather_than_write_invalid_json():
     import pytest
 
-    from medhal.report import write_json
+    from medhal.reports.report import write_json
 
     with pytest.raises(ValueError):
         write_json({"accuracy": float("nan")})
@@ -140,7 +140,7 @@ def _add_all(path: Path, spec: ReportSpec) -> None:
 def test_a_column_that_is_not_a_finite_number_names_the_trace_column_and_reading(tmp_path):
     import pytest
 
-    from medhal.traces import TraceFileError
+    from medhal.reports.traces import TraceFileError
 
     path = _write(tmp_path, [_trace(0)])
     # The columns are n, correct, parsed, errored: parsed is the third, here NaN under the
@@ -161,7 +161,7 @@ def test_a_column_that_is_not_a_finite_number_names_the_trace_column_and_reading
 def test_a_column_that_is_not_a_number_at_all_is_named_too(tmp_path):
     import pytest
 
-    from medhal.traces import TraceFileError
+    from medhal.reports.traces import TraceFileError
 
     path = _write(tmp_path, [_trace(0)])
     with pytest.raises(TraceFileError) as e:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from medhal.scoring import PredictionError, read_predictions, write_traces
+from medhal.kit.predictions import PredictionError, read_predictions, write_traces
 from tests.medfact_bench.fixtures import rows as medfact_rows
 from tests.running import clean_exit_2, medhal_main, one_line
 from tests.tables import write_jsonl
@@ -127,7 +127,7 @@ def test_write_traces_is_all_or_nothing(tmp_path, dataset):
 
     from verifiers.v1.loaders import taskset_class, taskset_config_type
 
-    from medhal.scoring import score_tasks
+    from medhal.kit.predictions import score_tasks
 
     config = taskset_config_type("medfact-bench").model_validate(
         {"id": "medfact-bench", "dataset_path": str(dataset)}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from medhal.repair import RepairError, repair_run
+from medhal.reports.repair import RepairError, repair_run
 from tests.conftest import BIN, run_eval, run_medhal
 from tests.medfact_bench.fixtures import LABELS
 from tests.medfact_bench.fixtures import rows as medfact_rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from medhal.replies import (
+from medhal.kit.replies import (
     ANSWER_LABELS,
     after_leading_reasoning,
     after_reasoning,

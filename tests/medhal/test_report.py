@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec, build_report, read_run
-from medhal.traces import TraceFileError
+from medhal.reports.report import BASE_COLUMNS, Columns, ItemView, ReportSpec, build_report, read_run
+from medhal.reports.traces import TraceFileError
 
 COLUMNS = Columns(*BASE_COLUMNS, "said_yes")
 
@@ -261,7 +261,7 @@ def test_published_figures_of_a_complete_group_are_shown_without_the_whole_bench
     when the benchmark has more sets (e.g. `medhal reproduce` runs the sets one by one)."""
     from dataclasses import replace
 
-    from medhal.published import Published
+    from medhal.reports.published import Published
 
     spec = replace(
         TOY,

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from medhal.registry import report_spec
-from medhal.report import Run, build_report
-from medhal.traces import TraceFileError, parse_trace_line
+from medhal.reports.registry import report_spec
+from medhal.reports.report import Run, build_report
+from medhal.reports.traces import TraceFileError, parse_trace_line
 from tests.properties import examples
 
 settings.register_profile(

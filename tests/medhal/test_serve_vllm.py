@@ -22,8 +22,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from medhal.serve import EndpointFailed, model_endpoint, paper_settings, pick_settings
-from medhal.vllm_server import ServerDied, VllmServer, parse_version
+from medhal.commands.serve import EndpointFailed, model_endpoint, paper_settings, pick_settings
+from medhal.serving.vllm_server import ServerDied, VllmServer, parse_version
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_DIR = Path(__file__).parent / "fake_vllm"

@@ -30,7 +30,7 @@ def report(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory):
-    from medhal.testing import ScriptedEndpoint, constant
+    from tests.scripted_endpoint import ScriptedEndpoint, constant
 
     root = tmp_path_factory.mktemp("shards")
     with ScriptedEndpoint(constant("<think>x</think><score>2</score>")) as endpoint:
@@ -113,7 +113,7 @@ def test_shard_option_is_checked():
 def test_one_shard_syntax(text, expected):
     """The option, the trace reader and the report read shards through `parse_shard`."""
     from medfact_bench.taskset import MedFactConfig
-    from medhal.shards import parse_shard
+    from medhal.kit.shards import parse_shard
 
     assert parse_shard(text) == expected
     if isinstance(text, str):

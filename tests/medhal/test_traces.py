@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from medhal.traces import TraceFileError, iter_traces, resolve_trace_file
+from medhal.reports.traces import TraceFileError, iter_traces, resolve_trace_file
 
 
 def v1_row(idx=0, reply="<score>1</score>", errors=None, rewards=None):

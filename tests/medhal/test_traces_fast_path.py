@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from medhal import traces
-from medhal.files import MAX_INT_DIGITS
-from medhal.traces import TraceFileError, TraceRecord, parse_trace_line
+from medhal.kit.files import MAX_INT_DIGITS
+from medhal.reports import traces
+from medhal.reports.traces import TraceFileError, TraceRecord, parse_trace_line
 from tests.medhal.test_traces_reader import trace_row
 from tests.properties import examples
 

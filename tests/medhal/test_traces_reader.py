@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from medhal.traces import TraceFileError, iter_traces
+from medhal.reports.traces import TraceFileError, iter_traces
 from tests.running import clean_exit_2, medhal_main, one_line
 
 

@@ -7,8 +7,8 @@ import importlib
 import pytest
 from verifiers.v1.loaders import taskset_class, taskset_config_type
 
-from medhal.registry import benchmark_module, installed, package
-from medhal.task import score_reply
+from medhal.kit.task import score_reply
+from medhal.reports.registry import benchmark_module, installed, package
 
 REPLIES = [
     "",

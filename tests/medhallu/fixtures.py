@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from medhal.assets import sha256_file
+from medhal.kit.assets import sha256_file
 from medhallu.benchmark import DEMO_OPTIONS, DEMO_ROWS, PROMPT_ASSET
 
 PINNED_SHA256 = "88af15d177ba59084743e820fddf5240eafa59c384bf7d8a0a36e4fcfce74a20"

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from medhal.assets import AssetError, sha256_file
+from medhal.kit.assets import AssetError, sha256_file
 from medhallu.benchmark import DEMO_PROMPT, PROMPT_ASSET
 from medhallu.prompts import extract_prompts, remove_not_sure, render_knowledge, user_message
 from medhallu.taskset import load_prompts

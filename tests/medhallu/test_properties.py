@@ -21,7 +21,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from medhal.assets import AssetError
+from medhal.kit.assets import AssetError
 from medhallu.prompts import extract_prompts
 from medhallu.replies import CONVENTIONS, read_all, read_authors, read_medhal, read_strict
 from medhallu.scoring import score

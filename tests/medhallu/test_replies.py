@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from medhal.replies import answer_text
+from medhal.kit.replies import answer_text
 from medhallu.replies import (
     CONVENTIONS,
     FACTUAL,

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
-from medhal.report import build_report, read_run
-from medhal.scoring import score_tasks, write_traces
+from medhal.kit.predictions import score_tasks, write_traces
+from medhal.reports.report import build_report, read_run
 from medhallu.report import REPORT
 from tests.conftest import BIN, run_eval, run_medhal
 from tests.medhallu.fixtures import PINNED_SHA256, demo_options, demo_rows_path, our_row, select
@@ -61,7 +61,7 @@ def report_of(traces: Path) -> dict:
 
 
 async def score_in_process(tasks: list, replies: dict[int, str], out: Path) -> dict:
-    """Traces through the tasks' own scoring (`medhal.scoring.score_tasks`, as `medhal score`
+    """Traces through the tasks' own scoring (`medhal.kit.predictions.score_tasks`, as `medhal score`
     does), written with `write_traces`; the report built from the file."""
     traces = await score_tasks(tasks, replies, "offline")
     return report_of(write_traces(traces, out))

@@ -18,8 +18,8 @@ import pytest
 from pydantic import ValidationError
 
 import medhallu
-from medhal.datasets import DatasetError
-from medhal.task import score_reply
+from medhal.kit.datasets import DatasetError
+from medhal.kit.task import score_reply
 from medhallu.benchmark import DATASET, DEMO_ROWS, PROMPT_ASSET
 from medhallu.taskset import MedHalluConfig
 from tests.medhallu.fixtures import PINNED_SHA256, demo_options, labeled_rows, load, official_strings, select

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from medhal.task import check_replies, validate_task
+from medhal.kit.task import check_replies, validate_task
 from tests.conftest import BIN
 from tests.medhallu.fixtures import demo_options, demo_rows_path, labeled_rows, load
 from tests.tables import read_jsonl, write_jsonl
@@ -99,7 +99,7 @@ async def test_a_task_whose_reward_never_pays_is_invalid(assets_dir, caplog):
     task = _relabel(load(**demo_options())[1], "not_sure")  # no reply can be right about this gold
     # gold_reply of a non-factual label is "1" (read as hallucinated: earns 0), wrong_reply "0"
     assert await check_replies(task, "1", "0", 1.0, 0.0) == ["the gold reply '1' earns 0.0, not 1.0"]
-    with caplog.at_level(logging.WARNING, logger="medhal.task"):
+    with caplog.at_level(logging.WARNING, logger="medhal.kit.task"):
         assert await task.validate() is False
     assert "medhallu pqa_labeled:0 (idx 1) is invalid: the gold reply '1' earns 0.0, not 1.0" in caplog.text
 
@@ -125,7 +125,7 @@ async def test_a_gold_reply_not_read_under_every_convention_is_caught(assets_dir
 
 async def test_a_task_without_a_gold_reply_is_invalid(assets_dir, caplog):
     task = load(**demo_options())[2]
-    with caplog.at_level(logging.WARNING, logger="medhal.task"):
+    with caplog.at_level(logging.WARNING, logger="medhal.kit.task"):
         assert await validate_task(task, None, "1", 1.0, 0.0) is False
     assert "medhallu pqa_labeled:1 (idx 2) is invalid: no gold reply can be written for it" in caplog.text
 

@@ -1,10 +1,10 @@
 """Med-HALT as a verifiers v1 environment (`uv run eval med-halt`).
 
-Exports resolve on first use (`medhal.lazy`), so reading a report or the declaration
+Exports resolve on first use (`medhal.kit.lazy`), so reading a report or the declaration
 never imports verifiers.
 """
 
-from medhal.lazy import lazy_exports
+from medhal.kit.lazy import lazy_exports
 
 __all__ = [
     "DEMO_OPTIONS",
@@ -26,7 +26,7 @@ __getattr__ = lazy_exports(
         "MedHaltData": "med_halt.taskset",
         "MedHaltConfig": "med_halt.taskset",
         "MedHaltTaskConfig": "med_halt.taskset",
-        "SingleTurnHarness": "medhal.harness",
+        "SingleTurnHarness": "medhal.kit.harness",
         "REPORT": "med_halt.report",
         "DEMO_OPTIONS": "med_halt.benchmark",
     },
@@ -36,6 +36,6 @@ __getattr__ = lazy_exports(
 def load_environment(**kwargs):
     """The classic v0 environment (for `vf-eval` and the Hub's scan), sharing prompts and scoring."""
     from med_halt.taskset import MedHaltTaskset
-    from medhal.v0 import legacy_environment
+    from medhal.kit.v0 import legacy_environment
 
     return legacy_environment(MedHaltTaskset, "med-halt", **kwargs)

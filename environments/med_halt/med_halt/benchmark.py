@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from medhal.assets import Asset, BundledFile
-from medhal.datasets import HubDataset
-from medhal.published import load as load_published
+from medhal.kit.assets import Asset, BundledFile
+from medhal.kit.datasets import HubDataset
+from medhal.reports.published import load as load_published
 
 ENV_ID = "med-halt"
 DATASET = HubDataset(id="openlifescienceai/Med-HALT", revision="d1e8d04295742df7abc485062344fe328e141395")

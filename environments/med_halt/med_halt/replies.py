@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from medhal.replies import (
+from medhal.kit.replies import (
     after_leading_reasoning,
     after_reasoning,
     label_pattern,

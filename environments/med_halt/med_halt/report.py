@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 from med_halt.benchmark import ENV_ID, FAKE, FCT, FULL_SIZE, PUBLISHED, SETS
 from med_halt.scoring import ITEM_OUTCOMES, VERDICT_CORRECT, outcome_key
-from medhal.replies import CONVENTIONS
-from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
+from medhal.kit.replies import CONVENTIONS
+from medhal.reports.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
 
 RIGHT, WRONG = 1.0, -0.25
 CODE_DIVISOR = 100

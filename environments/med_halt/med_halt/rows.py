@@ -44,7 +44,7 @@ from med_halt.benchmark import (
     TITLE_SETS,
     SetSpec,
 )
-from medhal.datasets import DatasetError
+from medhal.kit.datasets import DatasetError
 
 UNKNOWN = "Unknown"
 """The gold answer of an IR question about a paper that does not exist."""

@@ -31,8 +31,8 @@ from typing import Any, Protocol
 from med_halt.benchmark import FAKE, FCT, LINK_SETS, NOTA, SETS, TITLE_SETS
 from med_halt.replies import READERS, Reading
 from med_halt.rows import UNKNOWN, is_decline_text, normalize_text, pubmed_id
-from medhal.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
-from medhal.replies import CONVENTIONS
+from medhal.kit.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
+from medhal.kit.replies import CONVENTIONS
 
 FAKE_RULES = ("decline", "keywords")
 IR_RULES = ("exact", "normalized")

@@ -36,11 +36,11 @@ from med_halt.benchmark import (
 from med_halt.prompts import Preamble, build_preamble
 from med_halt.rows import to_item
 from med_halt.scoring import FAKE_RULES, IR_RULES, gold_reply, rules, score, wrong_reply
-from medhal.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
-from medhal.outcomes import CORRECT
-from medhal.provenance import code_versions
-from medhal.replies import Convention
-from medhal.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
+from medhal.kit.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
+from medhal.kit.outcomes import CORRECT
+from medhal.kit.provenance import code_versions
+from medhal.kit.replies import Convention
+from medhal.kit.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
 
 SubsetName = Literal[
     "reasoning_FCT",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from medhal.datasets import DatasetError
+from medhal.kit.datasets import DatasetError
 
 
 def system_prompt(rows: list[dict], origin: str) -> str:

@@ -19,7 +19,7 @@ import re
 from collections import deque
 from collections.abc import Callable
 
-from medhal.replies import (
+from medhal.kit.replies import (
     after_reasoning,
     ascii_digits,
     label_pattern,

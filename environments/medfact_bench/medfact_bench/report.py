@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from medfact_bench.benchmark import COMPONENTS, ENV_ID, FULL_SIZE, PUBLISHED
 from medfact_bench.replies import LABELS
-from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
+from medhal.reports.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
 
 COLUMNS = Columns(*BASE_COLUMNS)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from medfact_bench.benchmark import COLUMNS, COMPONENTS
 from medfact_bench.replies import LABELS
-from medhal.datasets import DatasetError, require_columns
+from medhal.kit.datasets import DatasetError, require_columns
 
 
 def validate_rows(rows: list[dict], origin: str) -> None:

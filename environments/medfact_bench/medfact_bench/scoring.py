@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from medfact_bench.replies import READERS, label_of
-from medhal.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
+from medhal.kit.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
 
 GOLD_SCORE = {"SUPPORT": 2, "NEI": 0, "CONTRADICT": -2}
 """The score a perfect model gives for each label (the strongest on its side)."""

@@ -16,11 +16,11 @@ from medfact_bench.benchmark import COLUMNS, DATASET, ENV_ID, PROMPT
 from medfact_bench.prompts import system_prompt
 from medfact_bench.rows import validate_rows
 from medfact_bench.scoring import gold_reply, score, wrong_reply
-from medhal.datasets import load_rows, require_rows
-from medhal.outcomes import CORRECT
-from medhal.provenance import code_versions
-from medhal.replies import Convention
-from medhal.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
+from medhal.kit.datasets import load_rows, require_rows
+from medhal.kit.outcomes import CORRECT
+from medhal.kit.provenance import code_versions
+from medhal.kit.replies import Convention
+from medhal.kit.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
 
 Component = Literal["all", "scifact", "healthver", "medaesqa", "pubmedqa-fact", "bioasq-fact"]
 

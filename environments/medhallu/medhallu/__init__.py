@@ -1,10 +1,10 @@
 """MedHallu as a verifiers v1 environment (`uv run eval medhallu`).
 
-Exports resolve on first use (`medhal.lazy`), so reading a report or the declaration
+Exports resolve on first use (`medhal.kit.lazy`), so reading a report or the declaration
 never imports verifiers.
 """
 
-from medhal.lazy import lazy_exports
+from medhal.kit.lazy import lazy_exports
 
 __all__ = [
     "DEMO_OPTIONS",
@@ -24,7 +24,7 @@ __getattr__ = lazy_exports(
         "MedHalluTask": "medhallu.taskset",
         "MedHalluData": "medhallu.taskset",
         "MedHalluConfig": "medhallu.taskset",
-        "SingleTurnHarness": "medhal.harness",
+        "SingleTurnHarness": "medhal.kit.harness",
         "REPORT": "medhallu.report",
         "DEMO_OPTIONS": "medhallu.benchmark",
     },
@@ -33,7 +33,7 @@ __getattr__ = lazy_exports(
 
 def load_environment(**kwargs):
     """The classic v0 environment (for `vf-eval` and the Hub's scan), sharing prompts and scoring."""
-    from medhal.v0 import legacy_environment
+    from medhal.kit.v0 import legacy_environment
     from medhallu.taskset import MedHalluTaskset
 
     return legacy_environment(MedHalluTaskset, "medhallu", **kwargs)

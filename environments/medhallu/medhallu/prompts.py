@@ -25,7 +25,7 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
-from medhal.assets import AssetError
+from medhal.kit.assets import AssetError
 
 SYSTEM_VARIABLE = "system_prompt"
 TEMPLATE_VARIABLE = "prompt"

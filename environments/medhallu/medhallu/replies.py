@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from medhal.replies import (
+from medhal.kit.replies import (
     ANSWER_LABELS,
     after_leading_reasoning,
     answer_text,

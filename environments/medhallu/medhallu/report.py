@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from medhal.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
+from medhal.reports.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
 from medhallu.benchmark import DIFFICULTIES, ENV_ID, FULL_SIZE, PUBLISHED
 from medhallu.replies import FACTUAL, HALLUCINATED, LABELS, NOT_SURE
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 
-from medhal.datasets import DatasetError, require_columns
+from medhal.kit.datasets import DatasetError, require_columns
 from medhallu.benchmark import COLUMNS, DIFFICULTIES
 from medhallu.replies import FACTUAL, HALLUCINATED
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from medhal.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
+from medhal.kit.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
 from medhallu.replies import FACTUAL, NOT_SURE, read_all
 
 NOT_SURE_METRIC = "not_sure"

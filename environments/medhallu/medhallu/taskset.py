@@ -15,10 +15,10 @@ from typing import Literal
 import verifiers.v1 as vf
 from pydantic import Field, model_validator
 
-from medhal.datasets import HubDataset, load_rows, require_rows
-from medhal.provenance import code_versions
-from medhal.replies import Convention
-from medhal.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
+from medhal.kit.datasets import HubDataset, load_rows, require_rows
+from medhal.kit.provenance import code_versions
+from medhal.kit.replies import Convention
+from medhal.kit.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
 from medhallu.benchmark import (
     COLUMNS,
     CONFIG_ROLE,

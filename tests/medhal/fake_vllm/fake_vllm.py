@@ -76,7 +76,7 @@ def start_engine() -> subprocess.Popen:
 async def serve(ns: argparse.Namespace, names: list[str], engine: subprocess.Popen) -> int:
     from aiohttp import web
 
-    from medhal.testing import completion
+    from tests.scripted_endpoint import completion
 
     reply = os.environ.get("FAKE_VLLM_REPLY", DEFAULT_REPLY)
     requests_file = os.environ.get("FAKE_VLLM_REQUESTS_FILE")

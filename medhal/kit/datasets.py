@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from medhal.assets import sha256_file
-from medhal.files import (
+from medhal.kit.assets import sha256_file
+from medhal.kit.files import (
     DuplicateKeys,
     LongNumber,
     UnreadableText,
@@ -183,7 +183,7 @@ def _bad_parquet_row(column: Any) -> int | str:
 def warn(message: str, *args: object) -> None:
     """Log a warning where the person running the command sees it: through verifiers' log
     (console and eval.log) when `eval` has set it up (verifiers/v1/utils/logging.py:40-56),
-    else on the `medhal.datasets` logger, which Python prints to stderr by default. Under a
+    else on the `medhal.kit.datasets` logger, which Python prints to stderr by default. Under a
     plain `import verifiers` the library logger holds only a NullHandler, which would
     swallow the message."""
     library = logging.getLogger(LIBRARY_LOGGER)

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from medhal.files import (
+from medhal.kit.files import (
     LongNumber,
     UnreadableText,
     decode_utf8,
@@ -31,7 +31,7 @@ from medhal.files import (
     too_long,
     value_problem,
 )
-from medhal.shards import parse_shard
+from medhal.kit.shards import parse_shard
 
 TRACE_FILES = ("traces.jsonl", "results.jsonl")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")

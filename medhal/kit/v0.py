@@ -21,7 +21,7 @@ from typing import Any
 import verifiers as vf0
 import verifiers.v1 as vf
 
-from medhal.task import prompt_messages, reply_trace, score_reply
+from medhal.kit.task import prompt_messages, reply_trace, score_reply
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 
-from medhal.report import ReportSpec
+from medhal.reports.report import ReportSpec
 
 ENTRY_POINT_GROUP = "medhal.environments"
 

@@ -1,4 +1,4 @@
-"""report.md: a report (the dict `medhal.report.build_report` makes) as Markdown.
+"""report.md: a report (the dict `medhal.reports.report.build_report` makes) as Markdown.
 
 Order follows what a reader checks first: is the run whole (a warning block when not),
 the headline figures under every reading convention, published figures beside them,
@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from medhal.replies import CONVENTIONS
+from medhal.kit.replies import CONVENTIONS
 
 
 def fmt(value: Any) -> str:
@@ -39,7 +39,7 @@ def table(header: list[str], rows: Iterable[list[Any]]) -> list[str]:
 def scored_by(report: Mapping[str, Any]) -> str:
     """Which code produced the figures: a score is only comparable with scores of the same
     environment version."""
-    from medhal.report import code_versions
+    from medhal.reports.report import code_versions
 
     code = code_versions(report)
     if not code:

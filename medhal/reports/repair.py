@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from medhal.traces import TRACE_FILES
+from medhal.reports.traces import TRACE_FILES
 
 CHUNK = 1 << 20
 

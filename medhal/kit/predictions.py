@@ -16,7 +16,7 @@ from pathlib import Path
 
 import verifiers.v1 as vf
 
-from medhal.files import (
+from medhal.kit.files import (
     DuplicateKeys,
     LongNumber,
     UnreadableText,
@@ -26,7 +26,7 @@ from medhal.files import (
     strip_utf8_bom,
     text_problem,
 )
-from medhal.task import reply_trace, score_reply
+from medhal.kit.task import reply_trace, score_reply
 
 
 class PredictionError(ValueError):

@@ -1,10 +1,10 @@
 """Options and construction of the embedded local model (`medhal[local]`) for the CLI. Kept
-separate so the core CLI imports nothing heavy: `medhal.local_model` is imported only when a
+separate so the core CLI imports nothing heavy: `medhal.serving.local_model` is imported only when a
 command runs.
 
 `add_local_model_args(parser)` adds the server options (`medhal serve-local`), and
 `local_model_from_args(ns)` builds the (not yet started) `LocalModel`. The commands that start
-it, and turn a failed start into a one-line error, are in `medhal.serve` (`serve`,
+it, and turn a failed start into a one-line error, are in `medhal.commands.serve` (`serve`,
 `serve-local`, and `model_endpoint` for `demo` and `reproduce`)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from medhal.local_model import LocalModel
+    from medhal.serving.local_model import LocalModel
 
 
 def add_local_model_args(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +35,7 @@ def add_local_model_args(parser: argparse.ArgumentParser) -> None:
 
 
 def local_model_from_args(ns: argparse.Namespace) -> LocalModel:
-    from medhal.local_model import DEFAULT_N_CTX, LocalModel
+    from medhal.serving.local_model import DEFAULT_N_CTX, LocalModel
 
     return LocalModel(
         host=ns.host,

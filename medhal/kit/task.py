@@ -24,9 +24,9 @@ from typing import Any
 import verifiers.v1 as vf
 from pydantic import Field, field_validator
 
-from medhal.outcomes import PARSED
-from medhal.replies import Convention
-from medhal.shards import parse_shard
+from medhal.kit.outcomes import PARSED
+from medhal.kit.replies import Convention
+from medhal.kit.shards import parse_shard
 
 logger = logging.getLogger(__name__)
 

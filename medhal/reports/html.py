@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from medhal.markdown import completeness_problems, scored_by
-from medhal.replies import CONVENTIONS
+from medhal.reports.markdown import completeness_problems, scored_by
+from medhal.kit.replies import CONVENTIONS
 
 READING_NOTES = {
     "medhal": "what a careful human reads",
@@ -382,7 +382,7 @@ def group_table(report: Mapping[str, Any], fld: str, values: Mapping[str, Mappin
 
 
 def report_html(report: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
-    """The page for one report. `images`: file name -> PNG bytes (`medhal.plots.render_plots`);
+    """The page for one report. `images`: file name -> PNG bytes (`medhal.reports.plots.render_plots`);
     `by_<field>.png` is shown under its group table, `confusion.png` under the confusion
     table, any other at the end of the breakdowns."""
     headline = report.get("headline") or ("accuracy",)
@@ -628,7 +628,7 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
 
 
 def comparison_html(markdown_text: str, comparisons: Iterable[Mapping[str, Any]]) -> str:
-    """The page for a comparison of runs (`medhal.compare.compare_runs`, one per benchmark),
+    """The page for a comparison of runs (`medhal.reports.compare.compare_runs`, one per benchmark),
     with the Markdown version folded away for pasting elsewhere."""
     intro = (
         '<p class="legend">&Delta; = difference to run 1 with its 95% cluster-bootstrap interval '

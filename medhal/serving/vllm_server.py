@@ -1,5 +1,5 @@
 """A vLLM OpenAI-compatible server as a child process, with the same lifecycle as
-`medhal.local_model.LocalModel` (start/stop/running/log_tail, context manager):
+`medhal.serving.local_model.LocalModel` (start/stop/running/log_tail, context manager):
 
     with VllmServer("Qwen/Qwen2.5-3B-Instruct") as server:
         client = OpenAI(base_url=server.base_url, api_key="vllm")
@@ -33,8 +33,8 @@ from typing import IO
 
 import httpx
 
-from medhal.local_model import free_port
-from medhal.server_process import ServerProcess, signal_group
+from medhal.serving.local_model import free_port
+from medhal.serving.server_process import ServerProcess, signal_group
 
 MIN_VERSION = (0, 10, 0)
 """Oldest vLLM whose `vllm serve` takes every flag this module passes (`--data-parallel-size`

@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from medhal import metrics as m
-from medhal.outcomes import READINGS, correct_key, parsed_key
-from medhal.published import Published
-from medhal.replies import CONVENTIONS
-from medhal.shards import parse_shard
-from medhal.traces import TraceFileError, TraceRecord, iter_traces
+from medhal.reports import metrics as m
+from medhal.kit.outcomes import READINGS, correct_key, parsed_key
+from medhal.reports.published import Published
+from medhal.kit.replies import CONVENTIONS
+from medhal.kit.shards import parse_shard
+from medhal.reports.traces import TraceFileError, TraceRecord, iter_traces
 
 Statistic = m.Statistic
 BASE_COLUMNS = ("n", "correct", "parsed", "error")

@@ -1,12 +1,12 @@
 """Test utilities: a scripted OpenAI-compatible chat-completions endpoint on 127.0.0.1.
 
-Shipped in the library (not under tests/) because the benchmark scripts, the release
-check and users' own tests of their environments use it too. A fixture, not a model: it
-answers every request instantly with text chosen by a script (a function of the
-request), and can inject the faults real endpoints produce (HTTP 500/429, a hung
-request, a truncated body, a 1 MB reply, an empty reply, non-UTF-8 bytes, a dropped
+A fixture, not a model: it answers every request instantly with text chosen by a script (a
+function of the request), and can inject the faults real endpoints produce (HTTP 500/429, a
+hung request, a truncated body, a 1 MB reply, an empty reply, non-UTF-8 bytes, a dropped
 connection). Runs in a background thread of the calling process, or as its own process
-(`python -m medhal.testing --reply TEXT`) when the caller's CPU time must not include it.
+(`python tests/scripted_endpoint.py --reply TEXT`, as the benchmark scripts and the release
+check run it) when the caller's CPU time must not include it. Standard library and aiohttp
+only, so it runs in any environment that has verifiers installed.
 """
 
 from __future__ import annotations

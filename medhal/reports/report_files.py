@@ -14,19 +14,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from medhal.files import atomic_write_bytes, atomic_write_text
-from medhal.markdown import to_markdown
-from medhal.registry import report_spec
-from medhal.traces import TraceFileError, iter_traces, resolve_trace_file
+from medhal.kit.files import atomic_write_bytes, atomic_write_text
+from medhal.reports.markdown import to_markdown
+from medhal.reports.registry import report_spec
+from medhal.reports.traces import TraceFileError, iter_traces, resolve_trace_file
 
 if TYPE_CHECKING:
-    from medhal.report import Run
+    from medhal.reports.report import Run
 
 
 def render(report: dict[str, Any], plots: bool = True) -> dict[str, str | bytes]:
     """File name -> content for one report."""
-    from medhal.html import report_html
-    from medhal.plots import render_plots
+    from medhal.reports.html import report_html
+    from medhal.reports.plots import render_plots
 
     images = render_plots(report) if plots else {}
     report["plots"] = list(images)
@@ -103,7 +103,7 @@ def check_rate(value: float) -> float:
 def _benchmark_of(path: Path) -> str:
     """The benchmark a trace file is for, from its first trace, resolved through the
     installed environments (never imported by name: the file is untrusted)."""
-    from medhal.registry import UnknownEnvironment, entry_point
+    from medhal.reports.registry import UnknownEnvironment, entry_point
 
     for record in iter_traces(path):
         benchmark = record.data.get("benchmark")
@@ -120,7 +120,7 @@ def report_runs(
 ) -> tuple[list[Run], list[dict[str, Any]], list[Path]]:
     """Read, report and write each run (keeping their items when several are compared), or,
     with `merge`, all of them as one run (the shards of a run split across processes)."""
-    from medhal.report import Run, build_report, read_run
+    from medhal.reports.report import Run, build_report, read_run
 
     files = [resolve_trace_file(path) for path in paths]
     if merge:
@@ -150,9 +150,9 @@ def report_runs(
 def write_comparison(
     runs: list[Run], reports: list[dict[str, Any]], target: Path
 ) -> tuple[str, list[dict[str, Any]]]:
-    from medhal.compare import compare_runs
-    from medhal.html import comparison_html
-    from medhal.markdown import comparison_markdown
+    from medhal.reports.compare import compare_runs
+    from medhal.reports.html import comparison_html
+    from medhal.reports.markdown import comparison_markdown
 
     by_benchmark: dict[str, list[int]] = {}
     for i, report in enumerate(reports):

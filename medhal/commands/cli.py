@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from medhal.assets import AssetError
-from medhal.datasets import DatasetError
-from medhal.registry import UnknownEnvironment, report_spec
-from medhal.report_files import gate, rate, report_runs, write_comparison
-from medhal.traces import TraceFileError
+from medhal.kit.assets import AssetError
+from medhal.kit.datasets import DatasetError
+from medhal.reports.registry import UnknownEnvironment, report_spec
+from medhal.reports.report_files import gate, rate, report_runs, write_comparison
+from medhal.reports.traces import TraceFileError
 
 TASKSET_PREFIX = "--taskset."
 
@@ -82,7 +82,7 @@ def taskset_config(env_id: str, options: dict[str, Any]) -> Any:
 
 
 def cmd_report(ns: argparse.Namespace) -> int:
-    from medhal.markdown import to_markdown
+    from medhal.reports.markdown import to_markdown
 
     runs, reports, outs = report_runs(
         [Path(p) for p in ns.runs], ns.output, ns.env, plots=not ns.no_plots, merge=ns.merge
@@ -111,7 +111,7 @@ def cmd_report(ns: argparse.Namespace) -> int:
 def cmd_score(ns: argparse.Namespace) -> int:
     from verifiers.v1.loaders import taskset_class
 
-    from medhal.scoring import read_predictions, score_tasks, write_traces
+    from medhal.kit.predictions import read_predictions, score_tasks, write_traces
 
     options = parse_taskset_options(ns.taskset_args)
     if ns.dataset_path is not None:
@@ -129,7 +129,7 @@ def cmd_score(ns: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     _, reports, _ = report_runs([ns.output], ns.output, ns.env_id, plots=not ns.no_plots)
-    from medhal.markdown import to_markdown
+    from medhal.reports.markdown import to_markdown
 
     print(to_markdown(reports[0], reports[0]["headline"]))
     return gate(reports, ns.max_error_rate, allow_incomplete=True)
@@ -204,7 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
     sc.set_defaults(handler=cmd_score, takes_taskset_options=True)
 
-    from medhal import demo, repair, serve
+    from medhal.commands import demo, serve
+    from medhal.reports import repair
 
     serve.add_parsers(sub)
     demo.add_parser(sub)

@@ -29,7 +29,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from medhal.registry import benchmark_module, installed
+from medhal.reports.registry import benchmark_module, installed
 
 DEMO_TEMPERATURE = 0.0
 DEMO_MAX_TOKENS = 1024
@@ -51,7 +51,7 @@ def demo_options(env_id: str, full: bool, demo_prompts: bool = False) -> dict[st
 
 
 def has_pinned_prompts(module: Any) -> bool:
-    from medhal.assets import Asset
+    from medhal.kit.assets import Asset
 
     return bool(getattr(module, "PROMPT_FILES", None)) or any(
         isinstance(v, Asset) for v in vars(module).values()
@@ -61,7 +61,7 @@ def has_pinned_prompts(module: Any) -> bool:
 def pinned_prompts_available(module: Any) -> bool:
     """Whether every pinned prompt asset the environment declares can be read (downloaded
     or from MEDHAL_ASSETS_DIR). An environment without prompt assets has them all."""
-    from medhal.assets import Asset, AssetError
+    from medhal.kit.assets import Asset, AssetError
 
     assets = [value for value in vars(module).values() if isinstance(value, Asset)]
     files = getattr(module, "PROMPT_FILES", {})
@@ -170,9 +170,9 @@ def run_dir(out: Path) -> Path:
 
 
 def cmd_demo(ns: argparse.Namespace) -> int:
-    from medhal.markdown import to_markdown
-    from medhal.report_files import error_rate_problems, report_runs
-    from medhal.serve import EndpointFailed, model_endpoint
+    from medhal.commands.serve import EndpointFailed, model_endpoint
+    from medhal.reports.markdown import to_markdown
+    from medhal.reports.report_files import error_rate_problems, report_runs
 
     envs = list(installed())
     if ns.env:
@@ -230,7 +230,7 @@ def cmd_demo(ns: argparse.Namespace) -> int:
         [f"# medhal demo ({model} at {base_url})", "", *summary, ""]
         + [to_markdown(r, r["headline"]) for r in reports]
     )
-    from medhal.files import atomic_write_text
+    from medhal.kit.files import atomic_write_text
 
     atomic_write_text(root / "report.md", body)
     atomic_write_text(root / "report.json", json.dumps(reports, indent=1, ensure_ascii=False) + "\n")
@@ -269,8 +269,8 @@ def summary_lines(reports: list[dict[str, Any]], model: str, substituted: list[s
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from medhal.report_files import rate
-    from medhal.serve import add_backend_args
+    from medhal.commands.serve import add_backend_args
+    from medhal.reports.report_files import rate
 
     demo = sub.add_parser(
         "demo",

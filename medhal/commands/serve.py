@@ -25,8 +25,8 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from medhal.local_model import LocalModel
-    from medhal.vllm_server import VllmServer
+    from medhal.serving.local_model import LocalModel
+    from medhal.serving.vllm_server import VllmServer
 
 SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 """What `signal.signal` returns (and takes back to restore it)."""
@@ -130,7 +130,7 @@ def add_backend_args(parser: argparse.ArgumentParser) -> None:
 
 # --- servers ---------------------------------------------------------------------------------------
 def local_server(ns: argparse.Namespace) -> LocalModel:
-    from medhal.commands_local import local_model_from_args
+    from medhal.commands.local import local_model_from_args
 
     return local_model_from_args(
         argparse.Namespace(**{**vars(ns), "startup_timeout": ns.startup_timeout or LOCAL_STARTUP_TIMEOUT})
@@ -138,7 +138,7 @@ def local_server(ns: argparse.Namespace) -> LocalModel:
 
 
 def vllm_server(ns: argparse.Namespace, output_dir: Path | None = None) -> VllmServer:
-    from medhal.vllm_server import DEFAULT_STARTUP_TIMEOUT, VllmError, VllmServer
+    from medhal.serving.vllm_server import DEFAULT_STARTUP_TIMEOUT, VllmError, VllmServer
 
     try:
         return VllmServer(
@@ -168,8 +168,8 @@ def vllm_server(ns: argparse.Namespace, output_dir: Path | None = None) -> VllmS
 def server_errors(command: str) -> Iterator[None]:
     """A failed start becomes one printed message and EndpointFailed: exit 3 when the local
     extra is missing (as before), 2 otherwise."""
-    from medhal.local_model import LocalModelError, LocalModelNotInstalled
-    from medhal.vllm_server import VllmError
+    from medhal.serving.local_model import LocalModelError, LocalModelNotInstalled
+    from medhal.serving.vllm_server import VllmError
 
     try:
         yield
@@ -197,7 +197,7 @@ def _start(
 
 
 def _stop(server: LocalModel | VllmServer, keep_log: bool = False) -> int | None:
-    from medhal.local_model import LocalModel
+    from medhal.serving.local_model import LocalModel
 
     return server.stop(keep_log=keep_log) if isinstance(server, LocalModel) else server.stop()
 
@@ -229,7 +229,7 @@ def model_endpoint(
             )
         yield base_url, ns.model or "default"
         return
-    from medhal.local_model import LocalModel
+    from medhal.serving.local_model import LocalModel
 
     backend = ns.backend or "local"
     _check_model_arg(ns, backend, command)
@@ -303,7 +303,7 @@ def cmd_serve(ns: argparse.Namespace) -> int:
             )
             while not stop.wait(0.5):
                 if not server.running():
-                    from medhal.vllm_server import last_lines
+                    from medhal.serving.vllm_server import last_lines
 
                     tail = last_lines(server.log_tail(), 3) or "(empty)"
                     status = server.process.returncode if server.process is not None else None
@@ -327,7 +327,7 @@ def cmd_serve(ns: argparse.Namespace) -> int:
 # --- medhal reproduce ------------------------------------------------------------------------------
 def default_configs_dir() -> Path:
     """`configs/eval/` of the source tree medhal runs from, else of the working directory."""
-    here = Path(__file__).resolve().parent.parent / "configs" / "eval"
+    here = Path(__file__).resolve().parents[2] / "configs" / "eval"
     return here if here.is_dir() else Path("configs") / "eval"
 
 
@@ -419,8 +419,8 @@ def run_eval(argv: list[str], out: Path) -> int:
 def report_settings(run_dirs: list[Path], out_root: Path, max_error_rate: float) -> int:
     """Report each paper setting's run next to its traces (and compare them when there are
     several, in OUT/comparison); the gate's exit status."""
-    from medhal.markdown import to_markdown
-    from medhal.report_files import gate, report_runs, write_comparison
+    from medhal.reports.markdown import to_markdown
+    from medhal.reports.report_files import gate, report_runs, write_comparison
 
     runs, reports, _ = report_runs(run_dirs, None, None)
     for report in reports:
@@ -503,8 +503,8 @@ def cmd_reproduce(ns: argparse.Namespace) -> int:
 # --- registration ----------------------------------------------------------------------------------
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `serve`, `serve-local` and `reproduce`."""
-    from medhal.commands_local import add_local_model_args
-    from medhal.report_files import rate
+    from medhal.commands.local import add_local_model_args
+    from medhal.reports.report_files import rate
 
     serve = sub.add_parser(
         "serve",

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from medhal import metrics as m
-from medhal.replies import CONVENTIONS
-from medhal.report import Run, _statistics, code_versions
+from medhal.reports import metrics as m
+from medhal.kit.replies import CONVENTIONS
+from medhal.reports.report import Run, _statistics, code_versions
 
 COMPARED_FIELDS = ("environment_version", "medhal_version", "convention", "prompt", "dataset", "sampling")
 """What must agree for two runs to measure the same thing."""

@@ -1,5 +1,5 @@
 """A model server run as a child process group: what the embedded CPU model
-(`medhal.local_model.LocalModel`) and vLLM (`medhal.vllm_server.VllmServer`) share.
+(`medhal.serving.local_model.LocalModel`) and vLLM (`medhal.serving.vllm_server.VllmServer`) share.
 
 Both start a server in its own session (so stopping it takes every process it spawned),
 expose the same addresses, work as context managers, and are stopped at interpreter exit

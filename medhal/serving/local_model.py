@@ -26,7 +26,7 @@ from typing import IO
 
 import httpx
 
-from medhal.server_process import ServerProcess, signal_group
+from medhal.serving.server_process import ServerProcess, signal_group
 
 MODEL_NAME = "smollm2-135m-instruct"
 """The name the server answers to (`--model_alias`); pass it as `-m` / `model=`."""
