@@ -138,7 +138,7 @@ from pathlib import Path
 t0 = time.perf_counter()
 import verifiers.v1
 t1 = time.perf_counter()
-from medhal.commands.cli import taskset_config
+from medhal.kit.options import taskset_config
 from medhal.reports.registry import report_spec
 from medhal.reports.report_files import report_runs
 from medhal.kit.predictions import read_predictions, score_tasks, write_traces

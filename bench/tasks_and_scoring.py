@@ -34,7 +34,7 @@ def load_tasks(env_id: str, options: dict) -> list:
     environment's own config model, then `Taskset.select()` (as `medhal score` does)."""
     from verifiers.v1.loaders import taskset_class
 
-    from medhal.commands.cli import taskset_config
+    from medhal.kit.options import taskset_config
 
     return taskset_class(env_id)(taskset_config(env_id, options)).select()
 

@@ -18,15 +18,12 @@ from typing import Any, NoReturn
 
 from medhal.kit.assets import AssetError
 from medhal.kit.datasets import DatasetError
+from medhal.kit.options import OptionError, taskset_config
 from medhal.reports.registry import UnknownEnvironment, report_spec
 from medhal.reports.report_files import gate, rate, report_runs, write_comparison
 from medhal.reports.traces import TraceFileError
 
 TASKSET_PREFIX = "--taskset."
-
-
-class OptionError(ValueError):
-    """A `--taskset.*` option is malformed or not valid for the environment."""
 
 
 BAD_INPUT = (TraceFileError, DatasetError, AssetError, UnknownEnvironment, OptionError, ValueError, OSError)
@@ -59,23 +56,6 @@ def parse_taskset_options(args: list[str]) -> dict[str, Any]:
             options[key.replace("-", "_")] = value
         i += 1
     return options
-
-
-def taskset_config(env_id: str, options: dict[str, Any]) -> Any:
-    """The environment's taskset config, validated by its own pydantic model; a bad value
-    is one line per option (`option subset: Input should be 'all' or ...`)."""
-    from pydantic import ValidationError
-    from verifiers.v1.loaders import taskset_config_type
-
-    try:
-        return taskset_config_type(env_id).model_validate({"id": env_id, **options})
-    except ValidationError as e:
-        problems = "; ".join(
-            f"option {'.'.join(str(p) for p in err['loc']) or '(config)'}: {err['msg']}"
-            + (f" (got {err['input']!r})" if "input" in err and not isinstance(err["input"], dict) else "")
-            for err in e.errors()
-        )
-        raise OptionError(f"invalid options for {env_id}: {problems}") from None
 
 
 # ------------------------------------------------------------------------------ report

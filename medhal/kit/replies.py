@@ -18,20 +18,19 @@ import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from functools import cache
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, get_args
 
 T = TypeVar("T")
 
-CONVENTIONS = ("medhal", "authors", "strict")
+Convention = Literal["medhal", "authors", "strict"]
 """The three named ways every benchmark reads a reply: `medhal` (what a careful human
 reads; the default), `authors` (the benchmark authors' published code, rule for rule)
 and `strict` (only the exact format the prompt asks for)."""
-Convention = Literal["medhal", "authors", "strict"]
-
-REASONING_TAGS = ("think", "thinking", "reasoning")
-"""Tags of reasoning blocks, matched in any letter case."""
+CONVENTIONS: tuple[str, ...] = get_args(Convention)
+"""The conventions, in the order reports show them."""
 
 _REASONING_TAG = re.compile(r"<(/?)\s*(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
+"""Opening and closing tags of reasoning blocks (think, thinking, reasoning), any letter case."""
 _FENCE = re.compile(r"```[\w+-]*")
 _DECORATION = re.compile(r"\*{1,3}|_{2,3}|`+|^[ \t]*#{1,6}[ \t]*|^[ \t]*>[ \t]?", re.MULTILINE)
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")

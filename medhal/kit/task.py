@@ -1,4 +1,5 @@
-"""What every medhal task carries, and scoring a reply outside a rollout.
+"""What every medhal task carries, the options every environment shares, and scoring a
+reply outside a rollout.
 
 `BenchmarkData` adds to verifiers' `TaskData` the fields our reports and the offline
 scorer rely on: the benchmark id (so a trace from another benchmark is caught), the
@@ -7,6 +8,8 @@ provenance (dataset revision or file sha256, prompt assets, shots and seeds, pac
 versions) and the task selection (how many tasks the run must have), so every trace says
 where it came from and a report can tell a complete run from a partial one.
 
+`BenchmarkConfig` holds the taskset options every environment shares (`parser`, `shard`)
+and builds the provenance block, so an environment's config only adds its own options.
 `RecordsSelection` stamps the selection onto the tasks a run selects.
 
 `reply_trace` builds the trace a single-turn rollout would have produced for a given
@@ -18,13 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import verifiers.v1 as vf
 from pydantic import Field, field_validator
 
 from medhal.kit.outcomes import PARSED
+from medhal.kit.provenance import code_versions
 from medhal.kit.replies import Convention
 from medhal.kit.shards import parse_shard
 
@@ -59,9 +63,18 @@ def selection_record(idx: Sequence[int], num_tasks: int | None, shuffle: bool) -
     }
 
 
-class ShardedConfig(vf.TasksetConfig):
-    """Taskset options every medhal environment shares."""
+SOURCE_OPTIONS = ("prompts", "dataset_path", "revision")
+"""Options that say where rows and prompts come from: recorded after the others."""
 
+
+class BenchmarkConfig(vf.TasksetConfig):
+    """Taskset options every medhal environment shares. An environment's config subclasses
+    it and adds only its own options; its loader records the run's provenance with
+    `provenance`."""
+
+    parser: Convention = "medhal"
+    """The reading convention behind the reward: medhal, authors or strict (all three are
+    recorded on every trace)."""
     shard: str | None = None
     """`i/k`: run only every k-th selected task starting at the i-th (0-based), keeping each
     task's idx, so k eval processes against one server split a run with no overlap;
@@ -74,6 +87,25 @@ class ShardedConfig(vf.TasksetConfig):
             raise ValueError(f"shard {shard!r} is not i/k with i below k (0/k .. k-1/k, e.g. 0/4 .. 3/4)")
         return shard
 
+    def options(self) -> dict[str, Any]:
+        """The options as every trace records them: the environment's own, the reading
+        convention, then where rows and prompts come from. `shard` is left out: the shards
+        of one run differ in it and must share one provenance (the selection records it)."""
+        dump = self.model_dump(mode="json", exclude={"id", "task", "shard"})
+        last = ["parser", *(name for name in SOURCE_OPTIONS if name in dump)]
+        return {**{k: v for k, v in dump.items() if k not in last}, **{k: dump[k] for k in last}}
+
+    def provenance(self, environment: str, record: Mapping[str, Any]) -> dict[str, Any]:
+        """The provenance block of every task of a run: the environment's `record` (data
+        source, prompts, shots), the reading convention, the options and the versions of
+        the code (`environment` names its distribution)."""
+        return {
+            **record,
+            "parser": self.parser,
+            "options": self.options(),
+            "code": code_versions(environment),
+        }
+
 
 class RecordsSelection:
     """Taskset mixin: the tasks a run selects carry their selection (`BenchmarkData.selection`),
@@ -84,7 +116,7 @@ class RecordsSelection:
     def select(self, num_tasks: int | None = None, shuffle: bool = False) -> list[Any]:
         tasks: list[Any] = super().select(num_tasks, shuffle)  # type: ignore[misc]
         record = selection_record([t.data.idx for t in tasks], num_tasks, shuffle)
-        shard = getattr(self.config, "shard", None)  # type: ignore[attr-defined]
+        shard = self.config.shard  # type: ignore[attr-defined]
         parsed = parse_shard(shard)
         if parsed is not None:
             i, k = parsed

@@ -78,7 +78,7 @@ def score(
     if replies is None:
         from verifiers.v1.loaders import taskset_class
 
-        from medhal.commands.cli import taskset_config
+        from medhal.kit.options import taskset_config
 
         tasks = taskset_class(env_id)(taskset_config(env_id, {**demo, "dataset_path": str(path)})).select()
         replies = {t.data.idx: REPLY[env_id] for t in tasks if t.data.idx != 1}

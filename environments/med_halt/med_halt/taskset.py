@@ -38,9 +38,7 @@ from med_halt.rows import to_item
 from med_halt.scoring import FAKE_RULES, IR_RULES, gold_reply, rules, score, wrong_reply
 from medhal.kit.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
 from medhal.kit.outcomes import CORRECT
-from medhal.kit.provenance import code_versions
-from medhal.kit.replies import Convention
-from medhal.kit.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
+from medhal.kit.task import BenchmarkConfig, BenchmarkData, RecordsSelection, validate_task
 
 SubsetName = Literal[
     "reasoning_FCT",
@@ -110,7 +108,7 @@ class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
         )
 
 
-class MedHaltConfig(ShardedConfig):
+class MedHaltConfig(BenchmarkConfig):
     subset: SubsetName = "all"
     """A test set, `reasoning`, `memory` or `all`."""
     split_type: Literal["all", "train", "val", "test", "dev"] = "all"
@@ -126,9 +124,6 @@ class MedHaltConfig(ShardedConfig):
     """Fake questions: `decline` (declining is right) or `keywords` (the authors' rule)."""
     ir_matching: Literal["normalized", "exact"] = IR_RULES[1]
     """IR sets: `normalized` (link forms, title punctuation) or `exact` (the authors' rule)."""
-    parser: Convention = "medhal"
-    """The reading convention behind the reward: medhal, authors or strict (all three are
-    recorded on every trace)."""
     prompts: Literal["pinned", "demo"] = "pinned"
     """`pinned`: the authors' prompt files. `demo`: prompts written by medhal, for the demo
     rows only (a demo on a machine that cannot fetch the pinned files)."""
@@ -226,26 +221,25 @@ class MedHaltTaskset(RecordsSelection, vf.Taskset[MedHaltTask, MedHaltConfig]):
     ) -> Iterator[MedHaltTask]:
         cfg = self.config
         idx = 0
-        options = cfg.model_dump(mode="json", exclude={"id", "task", "shard"})
         for name, source in sources.items():
             spec, preamble = SETS[name], preambles[name]
             loaded = load_set(name, source, cfg.revision)
             files = (PROMPT_FILES if cfg.prompts == "pinned" else DEMO_PROMPT_FILES)[name]
             assets = [files.prompts] + ([files.shots] if preamble.shot_ids else [])
-            provenance = {
-                **loaded.provenance,
-                "test_set": name,
-                "prompt_version": cfg.prompt_version,
-                "num_shots": cfg.num_shots,
-                "shot_seed": cfg.shot_seed,
-                "shot_ids": list(preamble.shot_ids),
-                "prompts": cfg.prompts,
-                "prompt_assets": [a.provenance() for a in assets],
-                "scoring_rule": cfg.rule(name),
-                "parser": cfg.parser,
-                "options": options,
-                "code": code_versions("med-halt"),
-            }
+            provenance = cfg.provenance(
+                ENV_ID,
+                {
+                    **loaded.provenance,
+                    "test_set": name,
+                    "prompt_version": cfg.prompt_version,
+                    "num_shots": cfg.num_shots,
+                    "shot_seed": cfg.shot_seed,
+                    "shot_ids": list(preamble.shot_ids),
+                    "prompts": cfg.prompts,
+                    "prompt_assets": [a.provenance() for a in assets],
+                    "scoring_rule": cfg.rule(name),
+                },
+            )
             kept = 0
             first_seen: dict[str, int] = {}
             for number, row in enumerate(loaded.rows, start=1):

@@ -18,9 +18,7 @@ from medfact_bench.rows import validate_rows
 from medfact_bench.scoring import gold_reply, score, wrong_reply
 from medhal.kit.datasets import load_rows, require_rows
 from medhal.kit.outcomes import CORRECT
-from medhal.kit.provenance import code_versions
-from medhal.kit.replies import Convention
-from medhal.kit.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
+from medhal.kit.task import BenchmarkConfig, BenchmarkData, RecordsSelection, validate_task
 
 Component = Literal["all", "scifact", "healthver", "medaesqa", "pubmedqa-fact", "bioasq-fact"]
 
@@ -52,14 +50,11 @@ class MedFactTask(vf.Task[MedFactData]):
         return await validate_task(self, gold_reply(self.data), wrong_reply(self.data), 1.0, 0.0)
 
 
-class MedFactConfig(ShardedConfig):
+class MedFactConfig(BenchmarkConfig):
     subset: Component = "all"
     """`all`, or one component."""
     split: Literal["test"] = "test"
     """Evaluation only: the dataset's single split holds test items; there is no training split."""
-    parser: Convention = "medhal"
-    """The reading convention behind the reward: medhal, authors or strict (all three are
-    recorded on every trace)."""
     dataset_path: str | None = None
     """Local parquet/jsonl/json/csv file in the Hugging Face schema, instead of the Hub."""
     revision: str | None = None
@@ -72,13 +67,7 @@ class MedFactTaskset(RecordsSelection, vf.Taskset[MedFactTask, MedFactConfig]):
         loaded = load_rows(DATASET, cfg.dataset_path, cfg.revision, columns=COLUMNS)
         validate_rows(loaded.rows, loaded.origin)
         prompt = system_prompt(loaded.rows, loaded.origin)
-        provenance = {
-            **loaded.provenance,
-            "prompt": PROMPT,
-            "parser": cfg.parser,
-            "options": cfg.model_dump(mode="json", exclude={"id", "task", "shard"}),
-            "code": code_versions(ENV_ID),
-        }
+        provenance = cfg.provenance(ENV_ID, {**loaded.provenance, "prompt": PROMPT})
         tasks = []
         for number, row in enumerate(loaded.rows):
             if cfg.subset != "all" and row["dataset"] != cfg.subset:

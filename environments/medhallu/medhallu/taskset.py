@@ -16,9 +16,7 @@ import verifiers.v1 as vf
 from pydantic import Field, model_validator
 
 from medhal.kit.datasets import HubDataset, load_rows, require_rows
-from medhal.kit.provenance import code_versions
-from medhal.kit.replies import Convention
-from medhal.kit.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
+from medhal.kit.task import BenchmarkConfig, BenchmarkData, RecordsSelection, validate_task
 from medhallu.benchmark import (
     COLUMNS,
     CONFIG_ROLE,
@@ -75,7 +73,7 @@ class MedHalluTask(vf.Task[MedHalluData]):
         return await validate_task(self, gold_reply(self.data), wrong_reply(self.data), 1.0, 0.0)
 
 
-class MedHalluConfig(ShardedConfig):
+class MedHalluConfig(BenchmarkConfig):
     config: Literal["pqa_labeled", "pqa_artificial"] = DEFAULT_CONFIG
     """Hub config: `pqa_labeled` (1,000 rows, the evaluation set) or `pqa_artificial`
     (9,000 rows, the training pool)."""
@@ -95,9 +93,6 @@ class MedHalluConfig(ShardedConfig):
     """Reward for an abstention, in [0, 1] (a right verdict earns 1, a wrong or INVALID one 0)."""
     difficulty: Literal["all", "easy", "medium", "hard"] = "all"
     """`all`, or only the rows of one difficulty."""
-    parser: Convention = "medhal"
-    """The reading convention behind the reward: medhal, authors or strict (all three are
-    recorded on every trace)."""
     prompts: Literal["pinned", "demo"] = "pinned"
     """`pinned`: the authors' prompt. `demo`: a prompt written by medhal, for the demo rows
     only (a demo on a machine that cannot fetch the pinned script)."""
@@ -140,21 +135,21 @@ class MedHalluTaskset(RecordsSelection, vf.Taskset[MedHalluTask, MedHalluConfig]
         loaded = load_rows(hub, cfg.dataset_path, cfg.revision, columns=COLUMNS)
         validate_rows(loaded.rows, loaded.origin)
         prompts = load_prompts(cfg.not_sure, cfg.prompts)
-        provenance = {
-            **loaded.provenance,
-            "split": CONFIG_ROLE[cfg.config],
-            "prompt": {
-                "variant": "official (not sure offered)"
-                if cfg.not_sure
-                else "derived: not-sure sentences removed",
-                "knowledge": cfg.knowledge,
-                "layout": "one user turn: system prompt + ' ' + user template",
-                "asset": (PROMPT_ASSET if cfg.prompts == "pinned" else DEMO_PROMPT).provenance(),
+        provenance = cfg.provenance(
+            ENV_ID,
+            {
+                **loaded.provenance,
+                "split": CONFIG_ROLE[cfg.config],
+                "prompt": {
+                    "variant": "official (not sure offered)"
+                    if cfg.not_sure
+                    else "derived: not-sure sentences removed",
+                    "knowledge": cfg.knowledge,
+                    "layout": "one user turn: system prompt + ' ' + user template",
+                    "asset": (PROMPT_ASSET if cfg.prompts == "pinned" else DEMO_PROMPT).provenance(),
+                },
             },
-            "parser": cfg.parser,
-            "options": cfg.model_dump(mode="json", exclude={"id", "task", "shard"}),
-            "code": code_versions(ENV_ID),
-        }
+        )
         tasks = []
         for number, row in enumerate(loaded.rows):
             if cfg.difficulty != "all" and row["Difficulty Level"] != cfg.difficulty:
