@@ -171,8 +171,6 @@ def run_dir(out: Path) -> Path:
 
 def cmd_demo(ns: argparse.Namespace) -> int:
     from medhal.commands.serve import EndpointFailed, model_endpoint
-    from medhal.reports.markdown import to_markdown
-    from medhal.reports.report_files import error_rate_problems, report_runs
 
     envs = list(installed())
     if ns.env:
@@ -195,43 +193,70 @@ def cmd_demo(ns: argparse.Namespace) -> int:
     except EndpointFailed as e:
         return e.code
     started = time.time()
-    reports, failed, substituted = [], [], []
     print(
         f"eval logs go to {root}/<environment>/eval.log; reports to {root}/<environment>/report.*", flush=True
     )
     try:
-        for env_id in envs:
-            options = demo_options(env_id, ns.full, ns.demo_prompts)
-            if options.get("prompts") == "demo":
-                substituted.append(env_id)
-                why = "as asked" if ns.demo_prompts else "the pinned prompt files cannot be fetched here"
-                print(
-                    f"{env_id}: {why}; running the demo rows with prompts written by medhal "
-                    "(not the benchmark's; the report says so)",
-                    flush=True,
-                )
-            out = root / env_id
-            code = run_with_progress(
-                env_id,
-                eval_command(env_id, options, base_url, model, out, ns),
-                out,
-                count_tasks(env_id, options, ns.num_tasks),
-            )
-            if code != 0:
-                failed.append(env_id)
-                print(f"medhal demo: eval {env_id} exited {code}; see {out / 'eval.log'}", file=sys.stderr)
-                continue
-            _, [report], _ = report_runs([run_dir(out)], out, env_id)
-            reports.append(report)
+        reports, failed, substituted = run_demos(ns, envs, base_url, model, root)
     finally:
         endpoint.close()
+    return summarise(ns, reports, failed, substituted, f"{model} at {base_url}", model, root, started)
+
+
+def run_demos(
+    ns: argparse.Namespace, envs: list[str], base_url: str, model: str, root: Path
+) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """Each environment's eval and report: (reports, environments whose eval failed,
+    environments run with the demo prompts instead of the pinned ones)."""
+    from medhal.reports.report_files import report_runs
+
+    reports, failed, substituted = [], [], []
+    for env_id in envs:
+        options = demo_options(env_id, ns.full, ns.demo_prompts)
+        if options.get("prompts") == "demo":
+            substituted.append(env_id)
+            why = "as asked" if ns.demo_prompts else "the pinned prompt files cannot be fetched here"
+            print(
+                f"{env_id}: {why}; running the demo rows with prompts written by medhal "
+                "(not the benchmark's; the report says so)",
+                flush=True,
+            )
+        out = root / env_id
+        code = run_with_progress(
+            env_id,
+            eval_command(env_id, options, base_url, model, out, ns),
+            out,
+            count_tasks(env_id, options, ns.num_tasks),
+        )
+        if code != 0:
+            failed.append(env_id)
+            print(f"medhal demo: eval {env_id} exited {code}; see {out / 'eval.log'}", file=sys.stderr)
+            continue
+        _, [report], _ = report_runs([run_dir(out)], out, env_id)
+        reports.append(report)
+    return reports, failed, substituted
+
+
+def summarise(
+    ns: argparse.Namespace,
+    reports: list[dict[str, Any]],
+    failed: list[str],
+    substituted: list[str],
+    endpoint: str,
+    model: str,
+    root: Path,
+    started: float,
+) -> int:
+    """Write the demo's own report.md and report.json, print the summary, and give the exit
+    status: 1 when an eval failed or a run's error rate is above `--max-error-rate`."""
+    from medhal.kit.files import atomic_write_text
+    from medhal.reports.markdown import to_markdown
+    from medhal.reports.report_files import error_rate_problems
+
     summary = summary_lines(reports, model, substituted)
     body = "\n".join(
-        [f"# medhal demo ({model} at {base_url})", "", *summary, ""]
-        + [to_markdown(r, r["headline"]) for r in reports]
+        [f"# medhal demo ({endpoint})", "", *summary, ""] + [to_markdown(r, r["headline"]) for r in reports]
     )
-    from medhal.kit.files import atomic_write_text
-
     atomic_write_text(root / "report.md", body)
     atomic_write_text(root / "report.json", json.dumps(reports, indent=1, ensure_ascii=False) + "\n")
     print("\n" + "\n".join(summary))
@@ -269,8 +294,9 @@ def summary_lines(reports: list[dict[str, Any]], model: str, substituted: list[s
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `demo`."""
+    from medhal.commands.report import rate
     from medhal.commands.serve import add_backend_args
-    from medhal.reports.report_files import rate
 
     demo = sub.add_parser(
         "demo",

@@ -1,4 +1,5 @@
-"""Taskset options given on a command line, validated by the environment's own config.
+"""Taskset options given on a command line (`--taskset.<option> value`, as `eval` takes them),
+validated by the environment's own config.
 
 Light on purpose: the `medhal` command imports it at start-up, and verifiers (which the
 validation needs) is imported only when options are validated.
@@ -6,12 +7,40 @@ validation needs) is imported only when options are validated.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
+
+TASKSET_PREFIX = "--taskset."
 
 
 class OptionError(ValueError):
     """A taskset option is malformed or not valid for the environment."""
+
+
+def parse_taskset_options(args: list[str]) -> dict[str, Any]:
+    """`--taskset.<option> value` / `--taskset.<option>=value` pairs, as `eval` takes them.
+    Values are read as JSON when they parse (true, 3, null), else kept as text."""
+    options: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.startswith(TASKSET_PREFIX) or arg == TASKSET_PREFIX:
+            raise OptionError(
+                f"unexpected argument {arg!r}; environment options look like {TASKSET_PREFIX}<option> <value>"
+            )
+        key, eq, value = arg[len(TASKSET_PREFIX) :].partition("=")
+        if not eq:
+            if i + 1 >= len(args):
+                raise OptionError(f"option {arg} needs a value")
+            value = args[i + 1]
+            i += 1
+        try:
+            options[key.replace("-", "_")] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.replace("-", "_")] = value
+        i += 1
+    return options
 
 
 def taskset_config(env_id: str, options: Mapping[str, Any]) -> Any:

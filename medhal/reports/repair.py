@@ -15,7 +15,6 @@ it automatically. Run it only while no `eval` is writing to the directory.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from dataclasses import dataclass
@@ -126,20 +125,3 @@ def repair_run(run: str | Path) -> list[Repair]:
     if not files:
         raise RepairError(f"{run}: no {' or '.join(TRACE_FILES)} in this directory")
     return [repair_file(f) for f in files]
-
-
-def cmd_repair(ns: argparse.Namespace) -> int:
-    for repair in repair_run(ns.run):
-        print(repair.describe())
-    return 0
-
-
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register `medhal repair` on the `medhal` command's subparsers."""
-    parser = subparsers.add_parser(
-        "repair",
-        help="after a killed eval: move a partial last trace line aside so `eval --resume` works",
-        description=__doc__.split("\n\n")[1],
-    )
-    parser.add_argument("run", type=Path, help="eval output directory (or its traces.jsonl)")
-    parser.set_defaults(handler=cmd_repair)

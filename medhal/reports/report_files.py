@@ -1,4 +1,5 @@
-"""A report's files, all or nothing, and the gate that turns a report into an exit status.
+"""A report's files, all or nothing, and what the gates of the commands check (error rate,
+completeness).
 
 Everything is rendered in memory first (report.json, report.md, report.html and the
 PNG plots); only then is each file written to a temporary name and renamed over the
@@ -8,8 +9,6 @@ old one. A failure while rendering leaves the previous good report untouched.
 from __future__ import annotations
 
 import json
-import math
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,11 +26,12 @@ def render(report: dict[str, Any], plots: bool = True) -> dict[str, str | bytes]
     """File name -> content for one report."""
     from medhal.reports.html import report_html
     from medhal.reports.plots import render_plots
+    from medhal.reports.report import write_json
 
     images = render_plots(report) if plots else {}
     report["plots"] = list(images)
     return {
-        "report.json": json.dumps(report, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
+        "report.json": write_json(report),
         "report.md": to_markdown(report, report.get("headline", ("accuracy",))),
         "report.html": report_html(report, images),
         **images,
@@ -81,23 +81,6 @@ def completeness_problems(reports: Sequence[Mapping[str, Any]]) -> list[str]:
                 f"{r['source']}: incomplete run ({', '.join(parts)}); --allow-incomplete to accept it"
             )
     return problems
-
-
-def rate(text: str) -> float:
-    """The argparse type of every --max-error-rate: a number in [0, 1], one-line error."""
-    import argparse
-
-    try:
-        return check_rate(float(text))
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def check_rate(value: float) -> float:
-    """`--max-error-rate`: a number in [0, 1] (NaN, infinities and negatives refused)."""
-    if not isinstance(value, (int, float)) or math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"--max-error-rate must be a number between 0 and 1, got {value!r}")
-    return float(value)
 
 
 def _benchmark_of(path: Path) -> str:
@@ -170,13 +153,3 @@ def write_comparison(
         target,
     )
     return text, comparisons
-
-
-def gate(reports: list[dict[str, Any]], max_error_rate: float, allow_incomplete: bool) -> int:
-    problems = error_rate_problems(reports, max_error_rate)
-    if problems:
-        print(f"error rate above --max-error-rate {max_error_rate}:\n" + "\n".join(problems), file=sys.stderr)
-    incomplete = [] if allow_incomplete else completeness_problems(reports)
-    for line in incomplete:
-        print(line, file=sys.stderr)
-    return 1 if problems or incomplete else 0

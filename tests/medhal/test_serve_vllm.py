@@ -22,7 +22,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from medhal.commands.serve import EndpointFailed, model_endpoint, paper_settings, pick_settings
+from medhal.commands.reproduce import paper_settings, pick_settings
+from medhal.commands.serve import EndpointFailed, model_endpoint
 from medhal.serving.vllm_server import ServerDied, VllmServer, parse_version
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,100 @@
+"""`medhal report RUN [RUN ...]`: each run's report files (and a comparison of several), and the
+gate every command that reports applies: exit 1 when a run fails `--max-error-rate` or is
+incomplete."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from medhal.reports.report_files import (
+    completeness_problems,
+    error_rate_problems,
+    report_runs,
+    write_comparison,
+)
+
+
+def cmd_report(ns: argparse.Namespace) -> int:
+    from medhal.reports.markdown import to_markdown
+
+    runs, reports, outs = report_runs(
+        [Path(p) for p in ns.runs], ns.output, ns.env, plots=not ns.no_plots, merge=ns.merge
+    )
+    for report, out in zip(reports, outs, strict=True):
+        print(to_markdown(report, report["headline"]))
+        print(
+            f"wrote {out}/report.json, report.md, report.html{''.join(', ' + p for p in report['plots'])}\n"
+        )
+    code = 0
+    if len(reports) > 1:
+        target = ns.output or Path("outputs") / "comparison"
+        text, comparisons = write_comparison(runs, reports, target)
+        print(text)
+        print(f"wrote {target}/comparison.md, comparison.json, comparison.html")
+        differing = [row for c in comparisons for row in c["runs"] if row["differs_in"]]
+        if differing and ns.strict_compare:
+            print("medhal report: runs differ in code or setting (--strict-compare)", file=sys.stderr)
+            code = 1
+    return max(code, gate(reports, ns.max_error_rate, ns.allow_incomplete))
+
+
+def gate(reports: list[dict[str, Any]], max_error_rate: float, allow_incomplete: bool) -> int:
+    """The exit status of a command that reports: 1 when a run's share of failed rollouts
+    exceeds `max_error_rate` or (unless `allow_incomplete`) the run is not whole, each
+    problem printed on its own line; else 0."""
+    problems = error_rate_problems(reports, max_error_rate)
+    if problems:
+        print(f"error rate above --max-error-rate {max_error_rate}:\n" + "\n".join(problems), file=sys.stderr)
+    incomplete = [] if allow_incomplete else completeness_problems(reports)
+    for line in incomplete:
+        print(line, file=sys.stderr)
+    return 1 if problems or incomplete else 0
+
+
+def rate(text: str) -> float:
+    """The argparse type of every --max-error-rate: a number in [0, 1] (NaN, infinities and
+    negatives refused), a one-line error otherwise."""
+    try:
+        value = float(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"--max-error-rate must be a number between 0 and 1, got {value!r}")
+    return value
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `report`."""
+    rep = sub.add_parser(
+        "report", help="report.json/md/html and plots for one or more runs; several are compared"
+    )
+    rep.add_argument("runs", nargs="+", help="eval output directories or traces.jsonl files")
+    rep.add_argument("-o", "--output", type=Path, help="output directory (default: next to each trace file)")
+    rep.add_argument("--env", help="environment id (default: read from the traces)")
+    rep.add_argument(
+        "--max-error-rate",
+        type=rate,
+        default=0.0,
+        help="exit 1 when a run's failed share exceeds this (0..1, default 0)",
+    )
+    rep.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="do not fail on missing or duplicated tasks or mixed provenance",
+    )
+    rep.add_argument(
+        "--strict-compare",
+        action="store_true",
+        help="fail when compared runs differ in code, reading, prompt, data or sampling",
+    )
+    rep.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
+    rep.add_argument(
+        "--merge",
+        action="store_true",
+        help="report the runs as ONE run (the shards of a split run); -o sets where",
+    )
+    rep.set_defaults(handler=cmd_report)
