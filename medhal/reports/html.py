@@ -386,18 +386,8 @@ def report_html(report: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
     `by_<field>.png` is shown under its group table, `confusion.png` under the confusion
     table, any other at the end of the breakdowns."""
     headline = report.get("headline") or ("accuracy",)
-    convention = report["convention"]
-    pending = dict(images)
-    meta = [f"Source: {code(report['source'])}"]
-    models = _models(report)
-    if models:
-        meta.append(f"Model: {esc(models)}")
-    meta.append(f"Reading convention: <strong>{esc(convention)}</strong>")
-    meta.append(esc(scored_by(report)))
     parts = [
-        f"<header><h1>{esc(report['title'])}</h1>",
-        *(f'<p class="meta">{line}</p>' for line in meta),
-        "</header>",
+        _header(report),
         banners(report),
         section("summary", "Summary", summary_table(report)),
         section(
@@ -408,6 +398,37 @@ def report_html(report: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
     ]
     if report.get("published"):
         parts.append(section("published", "Published figures", published_table(report)))
+    parts += _breakdowns(report, dict(images))
+    parts.append(_unreadable(report))
+    parts.append(_errors(report))
+    if report.get("notes"):
+        parts.append(
+            section(
+                "notes", "Notes", "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in report["notes"]) + "</ul>"
+            )
+        )
+    parts.append(_provenance(report.get("provenance", {})))
+    return page(report["title"], "".join(parts))
+
+
+def _header(report: Mapping[str, Any]) -> str:
+    """Title, source, model, reading convention and the code that scored the run."""
+    meta = [f"Source: {code(report['source'])}"]
+    models = _models(report)
+    if models:
+        meta.append(f"Model: {esc(models)}")
+    meta.append(f"Reading convention: <strong>{esc(report['convention'])}</strong>")
+    meta.append(esc(scored_by(report)))
+    return "".join(
+        [f"<header><h1>{esc(report['title'])}</h1>", *(f'<p class="meta">{line}</p>' for line in meta), "</header>"]
+    )
+
+
+def _breakdowns(report: Mapping[str, Any], pending: dict[str, bytes]) -> list[str]:
+    """The group tables, per-class figures and confusion matrix, each with its plot (taken
+    from `pending`), then the plots no table claimed."""
+    convention = report["convention"]
+    parts = []
     for fld, values in report["groups"].items():
         content = [group_table(report, fld, values)]
         name = f"by_{fld}.png"
@@ -442,16 +463,7 @@ def report_html(report: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
         parts.append(
             section("plots", "Other plots", *(plot(name, data, name) for name, data in pending.items()))
         )
-    parts.append(_unreadable(report))
-    parts.append(_errors(report))
-    if report.get("notes"):
-        parts.append(
-            section(
-                "notes", "Notes", "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in report["notes"]) + "</ul>"
-            )
-        )
-    parts.append(_provenance(report.get("provenance", {})))
-    return page(report["title"], "".join(parts))
+    return parts
 
 
 def _confusion(confusion: Mapping[str, Mapping[str, Any]]) -> str:
@@ -529,7 +541,6 @@ def _signed(value: float) -> str:
 
 
 def _comparison(comparison: Mapping[str, Any]) -> str:
-    names = list(comparison["headline"])
     runs = comparison["runs"]
     flagged = [i for i, row in enumerate(runs, start=1) if row.get("differs_in")]
     parts = []
@@ -543,6 +554,17 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
             "Part of any "
             f"difference below is the code's or the setting's, not the model's:</p><ul>{items}</ul></div>"
         )
+    runs_table, notes = _runs_table(runs)
+    parts.append(runs_table)
+    parts.append(_figures_table(list(comparison["headline"]), runs))
+    if notes:
+        parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    return section(f"comparison-{comparison.get('benchmark', '')}", str(comparison["title"]), *parts)
+
+
+def _runs_table(runs: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
+    """The table of compared runs (how each is compared with run 1, McNemar's test, what
+    differs), and the notes that explain it."""
     rows, row_classes, notes = [], [], []
     for i, row in enumerate(runs, start=1):
         if i == 1:
@@ -581,25 +603,24 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
             [i, models or "–", row["n"], row["convention"], compared, p_cell, differs, code(row["run"])]
         )
         row_classes.append("differs" if row.get("differs_in") else "")
-    parts.append(
-        table(
-            [
-                "#",
-                "model",
-                "n",
-                "reading",
-                "compared with run 1",
-                "McNemar exact p (b : c)",
-                "differs from run 1 in",
-                "traces",
-            ],
-            rows,
-            "The runs (b : c = items right only in run 1 : only in this run)",
-            name="runs",
-            row_classes=row_classes,
-            column_classes={7: "path"},
-        )
-    )
+    header = [
+        "#",
+        "model",
+        "n",
+        "reading",
+        "compared with run 1",
+        "McNemar exact p (b : c)",
+        "differs from run 1 in",
+        "traces",
+    ]
+    caption = "The runs (b : c = items right only in run 1 : only in this run)"
+    return table(
+        header, rows, caption, name="runs", row_classes=row_classes, column_classes={7: "path"}
+    ), notes
+
+
+def _figures_table(names: list[str], runs: Sequence[Mapping[str, Any]]) -> str:
+    """Each headline figure of each run with its interval, and its difference to run 1."""
     header: list[Any] = ["figure"]
     for i, row in enumerate(runs, start=1):
         header.append(
@@ -619,12 +640,7 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
                 cell += f'<span class="delta{" sig" if mark else ""}">&Delta; {shown}{spread}</span>'
             cells.append(Figure(cell))
         figure_rows.append(cells)
-    parts.append(
-        table(header, figure_rows, "Value [95% CI]; Δ = difference to run 1 [95% CI]", name="figures")
-    )
-    if notes:
-        parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
-    return section(f"comparison-{comparison.get('benchmark', '')}", str(comparison["title"]), *parts)
+    return table(header, figure_rows, "Value [95% CI]; Δ = difference to run 1 [95% CI]", name="figures")
 
 
 def comparison_html(markdown_text: str, comparisons: Iterable[Mapping[str, Any]]) -> str:

@@ -142,6 +142,30 @@ def _scalars(figures: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def breakdown_lines(report: Mapping[str, Any]) -> list[str]:
+    """The group tables, then the per-class figures and the confusion matrix."""
+    lines: list[str] = []
+    for fld, values in report["groups"].items():
+        keys = ["n", "accuracy", "accuracy_ci"]
+        first: Mapping[str, Any] = next(iter(values.values()), {})
+        keys += [k for k in _scalars(first) if k not in keys]
+        lines += [f"### By {fld} ({report['convention']} reading)", ""]
+        lines += [*table([fld, *keys], [[v, *[g.get(k) for k in keys]] for v, g in values.items()]), ""]
+    if "classes" in report:
+        lines += [f"### Per class ({report['convention']} reading)", ""]
+        lines += table(
+            ["class", "precision", "recall", "f1", "support"],
+            [[c, v["precision"], v["recall"], v["f1"], v["support"]] for c, v in report["classes"].items()],
+        )
+        columns = list(next(iter(report["confusion"].values())).keys())
+        lines += ["", "### Confusion (rows: gold, columns: predicted)", ""]
+        lines += table(
+            ["gold \\ pred", *columns], [[g, *row.values()] for g, row in report["confusion"].items()]
+        )
+        lines.append("")
+    return lines
+
+
 def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy",)) -> str:
     lines = [f"## {report['title']}", "", f"Source: `{report['source']}`", ""]
     lines += [scored_by(report), ""]
@@ -165,24 +189,7 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
     lines += [*table(["figure", "value"], summary), ""]
     lines += headline_lines(report, headline)
     lines += published_lines(report)
-    for fld, values in report["groups"].items():
-        keys = ["n", "accuracy", "accuracy_ci"]
-        first: Mapping[str, Any] = next(iter(values.values()), {})
-        keys += [k for k in _scalars(first) if k not in keys]
-        lines += [f"### By {fld} ({report['convention']} reading)", ""]
-        lines += [*table([fld, *keys], [[v, *[g.get(k) for k in keys]] for v, g in values.items()]), ""]
-    if "classes" in report:
-        lines += [f"### Per class ({report['convention']} reading)", ""]
-        lines += table(
-            ["class", "precision", "recall", "f1", "support"],
-            [[c, v["precision"], v["recall"], v["f1"], v["support"]] for c, v in report["classes"].items()],
-        )
-        columns = list(next(iter(report["confusion"].values())).keys())
-        lines += ["", "### Confusion (rows: gold, columns: predicted)", ""]
-        lines += table(
-            ["gold \\ pred", *columns], [[g, *row.values()] for g, row in report["confusion"].items()]
-        )
-        lines.append("")
+    lines += breakdown_lines(report)
     if report.get("unreadable"):
         lines += [
             f"### Unreadable replies ({report['n_unreadable']} under the {report['convention']} reading; "

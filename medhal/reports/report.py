@@ -1,10 +1,11 @@
 """Benchmark reports from saved rollouts: figures under every reading convention, with
 intervals, completeness checks and provenance.
 
-A benchmark describes its report with a `ReportSpec`: the columns it computes for each
-item (counts such as `correct`, `tp`, `pred_pos`), the statistics it reports as functions
-of column totals (an accuracy, an F1, a score), its groups and clusters. Everything else
-is shared here. Rollouts are streamed from disk into per-cluster column sums (memory
+A benchmark describes its report with a `ReportSpec`: the counts it adds up for each item,
+named (a NamedTuple such as MedHallu's `tp`, `pred_pos`; every report also counts `n`,
+`correct`, `parsed` and `error` itself), the statistics it reports as functions of the
+totals (an accuracy, an F1, a score), its groups and clusters. Everything else is shared
+here. Rollouts are streamed from disk into per-cluster column sums (memory
 grows with the number of source clusters, not with the size of the trace file), and
 every interval is a cluster bootstrap over those sums. An errored rollout is an item too:
 it predicts ERROR, counts as wrong and stays in every denominator.
@@ -40,18 +41,25 @@ from medhal.reports.traces import TraceFileError, TraceRecord, iter_traces
 
 Statistic = m.Statistic
 BASE_COLUMNS = ("n", "correct", "parsed", "error")
-"""Columns every benchmark's `item_columns` starts with: 1, right, read, errored."""
+"""Columns every report counts itself, for every item: 1, right, read, errored."""
 _OUTCOME_KEYS = {c: (correct_key(c), parsed_key(c)) for c in CONVENTIONS}
 
 
 class Columns:
-    """Names for the columns of a benchmark's per-item vector, and statistics over them."""
+    """The columns of a benchmark's per-item vector, and statistics over them by name: the
+    `BASE_COLUMNS`, then the benchmark's own counts, named by the fields of `counts` (a
+    NamedTuple class whose instances `ReportSpec.item_counts` returns)."""
 
-    def __init__(self, *names: str) -> None:
-        if names[: len(BASE_COLUMNS)] != BASE_COLUMNS:
-            raise ValueError(f"columns must start with {BASE_COLUMNS}, got {names[:4]}")
-        self.names = names
-        self.index = {name: i for i, name in enumerate(names)}
+    def __init__(self, counts: type[tuple[float, ...]] | None = None) -> None:
+        own: tuple[str, ...] = getattr(counts, "_fields", ())
+        if counts is not None and not own:
+            raise ValueError(f"counts must be a NamedTuple class, got {counts!r}")
+        clash = sorted(set(own) & set(BASE_COLUMNS))
+        if clash:
+            raise ValueError(f"{counts.__name__} repeats the base columns {clash}")  # type: ignore[union-attr]
+        self.counts = counts
+        self.names = (*BASE_COLUMNS, *own)
+        self.index = {name: i for i, name in enumerate(self.names)}
 
     def __getitem__(self, name: str) -> int:
         return self.index[name]
@@ -78,7 +86,7 @@ class Columns:
 
 @dataclass(frozen=True)
 class ItemView:
-    """One rollout under one reading convention, as a benchmark's column function sees it."""
+    """One rollout under one reading convention, as a benchmark's `item_counts` sees it."""
 
     data: Mapping[str, Any]
     """The task's data (`task.data`)."""
@@ -100,10 +108,12 @@ class ReportSpec:
     """The environment id; every trace's `task.data.benchmark` must equal it."""
     title: str
     columns: Columns
-    item_columns: Callable[[ItemView], Sequence[float]]
-    """The per-item column vector (in `columns` order)."""
-    statistics: Mapping[str, Statistic]
-    """Figures reported, by name, as functions of column totals; `accuracy` is required."""
+    item_counts: Callable[[ItemView], tuple[float, ...]] | None = None
+    """The benchmark's own counts of one item under one convention, an instance of
+    `columns.counts` (None when the benchmark counts nothing beyond the `BASE_COLUMNS`)."""
+    statistics: Mapping[str, Statistic] = field(default_factory=dict)
+    """Figures reported, by name, as functions of column totals (accuracy, parse_rate and
+    error_rate are always reported)."""
     headline: tuple[str, ...] = ("accuracy",)
     """Statistics shown for every convention, with intervals, at the top of a report."""
     group_fields: tuple[str, ...] = ()
@@ -249,11 +259,50 @@ class Run:
         the metrics are merged once per trace, rows are joined as tuples, and the column
         sums are queued and summed with numpy a batch at a time (`flush`)."""
         spec, data = self.spec, record.data
+        idx, convention = self._identify(record)
+        groups = {f: self._text(data, f, record) for f in spec.group_fields}
+        cluster = self._text(data, spec.cluster_field, record) if spec.cluster_field else None
+        gold = self._text(data, spec.gold_field, record) if spec.gold_field else None
+        if gold is not None and spec.classes and gold not in spec.classes:
+            raise TraceFileError(
+                f"{record.where}: field 'task.data.{spec.gold_field}' is {gold!r}, "
+                f"not one of {list(spec.classes)}"
+            )
+        views = self._views(record, gold)
+        rows = [self._row(views[c]) for c in CONVENTIONS]
+        own = rows[CONVENTIONS.index(convention)]
+        every = rows[0] + rows[1] + rows[2] if len(rows) == 3 else sum(rows, ())
+        macro_group = self._macro_group(groups, record)
+        try:
+            finite = math.isfinite(sum(every))  # one C-level sum: NaN and infinities show
+        except TypeError:
+            finite = False
+        if not finite:
+            every = self._finite(every, record)
+        self._pending.append((cluster, tuple(groups.values()), every, macro_group))
+        if len(self._pending) >= self.PENDING:
+            self.flush()
+        if self.items is not None:
+            self.items.add(idx, cluster, [float(views[c].correct) for c in CONVENTIONS] + list(own))
+        view = views[convention]
+        if spec.classes and gold is not None:
+            self.pairs[(gold, view.pred)] += 1
+        if record.errored:
+            self.errors.add(normalize_error(record.error_message or "error"), idx)
+        elif not view.parsed:
+            self.unreadable.add(reply_shape(record.reply), idx)
+        self._note_provenance(record, groups)
+        self.n += 1
+
+    def _identify(self, record: TraceRecord) -> tuple[int, str]:
+        """The trace's task idx and the run's reading convention (the first trace's), after
+        checking that the trace is of this benchmark and its convention is known."""
+        data = record.data
         benchmark = data.get("benchmark")
-        if benchmark != spec.benchmark:
+        if benchmark != self.spec.benchmark:
             raise TraceFileError(
                 f"{record.where}: field 'task.data.benchmark' is {benchmark!r}, but this report is for "
-                f"{spec.benchmark!r} (a trace from another benchmark?)"
+                f"{self.spec.benchmark!r} (a trace from another benchmark?)"
             )
         idx = data.get("idx")
         if isinstance(idx, bool) or not isinstance(idx, int):
@@ -268,47 +317,20 @@ class Run:
                 f"{record.where}: field 'task.data.parser' is {convention!r}, not one of {CONVENTIONS}"
             )
         self.convention = self.convention or convention
-        groups = {f: self._text(data, f, record) for f in spec.group_fields}
-        cluster = self._text(data, spec.cluster_field, record) if spec.cluster_field else None
-        gold = self._text(data, spec.gold_field, record) if spec.gold_field else None
-        if gold is not None and spec.classes and gold not in spec.classes:
+        return idx, self.convention
+
+    def _macro_group(self, groups: Mapping[str, str], record: TraceRecord) -> int:
+        """The index of the trace's macro group in `spec.macro_groups` (-1 without one)."""
+        spec = self.spec
+        if spec.macro_field is None:
+            return -1
+        value = groups.get(spec.macro_field) or self._text(record.data, spec.macro_field, record)
+        if value not in spec.macro_groups:
             raise TraceFileError(
-                f"{record.where}: field 'task.data.{spec.gold_field}' is {gold!r}, "
-                f"not one of {list(spec.classes)}"
+                f"{record.where}: field 'task.data.{spec.macro_field}' is {value!r}, "
+                f"not one of {list(spec.macro_groups)}"
             )
-        views = self._views(record, gold)
-        rows = [self._row(views[c], record) for c in CONVENTIONS]
-        own = rows[CONVENTIONS.index(self.convention)]
-        every = rows[0] + rows[1] + rows[2] if len(rows) == 3 else sum(rows, ())
-        macro_group = -1
-        if spec.macro_field is not None:
-            value = groups.get(spec.macro_field) or self._text(data, spec.macro_field, record)
-            if value not in spec.macro_groups:
-                raise TraceFileError(
-                    f"{record.where}: field 'task.data.{spec.macro_field}' is {value!r}, "
-                    f"not one of {list(spec.macro_groups)}"
-                )
-            macro_group = spec.macro_groups.index(value)
-        try:
-            finite = math.isfinite(sum(every))  # one C-level sum: NaN and infinities show
-        except TypeError:
-            finite = False
-        if not finite:
-            every = self._finite(every, record)
-        self._pending.append((cluster, tuple(groups.values()), every, macro_group))
-        if len(self._pending) >= self.PENDING:
-            self.flush()
-        if self.items is not None:
-            self.items.add(idx, cluster, [float(views[c].correct) for c in CONVENTIONS] + list(own))
-        view = views[self.convention]
-        if spec.classes and gold is not None:
-            self.pairs[(gold, view.pred)] += 1
-        if record.errored:
-            self.errors.add(normalize_error(record.error_message or "error"), idx)
-        elif not view.parsed:
-            self.unreadable.add(reply_shape(record.reply), idx)
-        self._note_provenance(record, groups)
-        self.n += 1
+        return spec.macro_groups.index(value)
 
     PENDING = 1024
     """Traces queued before `flush` sums them (bounds the queue's memory)."""
@@ -426,14 +448,20 @@ class Run:
     def _pred_columns(self) -> frozenset[str]:
         return frozenset((*self.spec.classes, *self.spec.pred_only_classes, m.INVALID))
 
-    def _row(self, view: ItemView, record: TraceRecord) -> tuple[float, ...]:
-        row = self.spec.item_columns(view)
-        if len(row) != len(self.spec.columns.names):
+    def _row(self, view: ItemView) -> tuple[float, ...]:
+        """The item's column vector under one convention: the base columns, then the
+        benchmark's own counts."""
+        base = (1.0, float(view.correct), float(view.parsed), float(view.errored))
+        count = self.spec.item_counts
+        if count is None:
+            return base
+        counts = count(view)
+        if type(counts) is not self.spec.columns.counts:
             raise ValueError(
-                f"{self.spec.benchmark}: item_columns gave {len(row)} values for "
-                f"{len(self.spec.columns.names)} columns"
+                f"{self.spec.benchmark}: item_counts gave {type(counts).__name__}, "
+                f"not {getattr(self.spec.columns.counts, '__name__', None)}"
             )
-        return row if type(row) is tuple else tuple(row)
+        return base + counts
 
     def _note_provenance(self, record: TraceRecord, groups: Mapping[str, str]) -> None:
         data = record.data
@@ -546,41 +574,15 @@ def completeness(run: Run) -> dict[str, Any]:
 def build_report(run: Run) -> dict[str, Any]:
     run.flush()
     spec = run.spec
-    width = len(spec.columns.names)
     statistics = _statistics(spec)
-    with_ci = {"accuracy", *spec.headline}
-    assert run.overall is not None
-    table = run.overall
-    conventions: dict[str, dict[str, Any]] = {}
-    counts = table.totals() if len(table) else np.zeros(table.width)
-    block, n_groups = len(BASE_COLUMNS), len(spec.macro_groups)
-    macro_start = len(CONVENTIONS) * width
-    present = [g for k, g in enumerate(spec.macro_groups) if counts[macro_start + k * block] > 0]
-    everything: dict[str, Statistic] = {}
-    wanted: set[str] = set()
-    for i, convention in enumerate(CONVENTIONS):
-        for name, stat in statistics.items():
-            everything[f"{convention}:{name}"] = _shifted(stat, i * width, width)
-        for name, stat in spec.macro_statistics.items():
-            parts = [
-                _shifted(stat, macro_start + (i * n_groups + spec.macro_groups.index(g)) * block, block)
-                for g in present
-            ]
-            if parts:
-                everything[f"{convention}:macro_{name}"] = _mean_of(parts)
-                wanted.add(f"{convention}:macro_{name}")
-        wanted |= {f"{convention}:{name}" for name in with_ci}
-    figures = _figures(table, everything, wanted)
-    for convention in CONVENTIONS:
-        prefix = f"{convention}:"
-        conventions[convention] = {k[len(prefix) :]: v for k, v in figures.items() if k.startswith(prefix)}
+    conventions, counts, present = _convention_figures(run, statistics)
     own = run.convention or "medhal"
     overall = dict(conventions[own])
-    overall["n_errors"] = int(counts[CONVENTIONS.index(own) * width + spec.columns["error"]])
+    overall["n_errors"] = int(counts[CONVENTIONS.index(own) * len(spec.columns.names) + spec.columns["error"]])
     groups = {
         fld: {
             value: _group_figures(
-                sums, statistics, width, own, {p.statistic for p in spec.published if p.group}
+                sums, statistics, len(spec.columns.names), own, {p.statistic for p in spec.published if p.group}
             )
             for value, sums in sorted(values.items(), key=lambda kv: _group_order(spec, fld, kv[0]))
         }
@@ -614,6 +616,51 @@ def build_report(run: Run) -> dict[str, Any]:
         "conventions": conventions,
         "groups": groups,
     }
+    _add_details(report, run)
+    return report
+
+
+def _convention_figures(
+    run: Run, statistics: Mapping[str, Statistic]
+) -> tuple[dict[str, dict[str, Any]], np.ndarray, list[str]]:
+    """Every statistic (and macro statistic) under every convention, with intervals for the
+    headline ones, all from one set of bootstrap draws; also the column totals and the macro
+    groups present."""
+    spec = run.spec
+    width = len(spec.columns.names)
+    with_ci = {"accuracy", *spec.headline}
+    assert run.overall is not None
+    table = run.overall
+    counts = table.totals() if len(table) else np.zeros(table.width)
+    block, n_groups = len(BASE_COLUMNS), len(spec.macro_groups)
+    macro_start = len(CONVENTIONS) * width
+    present = [g for k, g in enumerate(spec.macro_groups) if counts[macro_start + k * block] > 0]
+    everything: dict[str, Statistic] = {}
+    wanted: set[str] = set()
+    for i, convention in enumerate(CONVENTIONS):
+        for name, stat in statistics.items():
+            everything[f"{convention}:{name}"] = _shifted(stat, i * width, width)
+        for name, stat in spec.macro_statistics.items():
+            parts = [
+                _shifted(stat, macro_start + (i * n_groups + spec.macro_groups.index(g)) * block, block)
+                for g in present
+            ]
+            if parts:
+                everything[f"{convention}:macro_{name}"] = _mean_of(parts)
+                wanted.add(f"{convention}:macro_{name}")
+        wanted |= {f"{convention}:{name}" for name in with_ci}
+    figures = _figures(table, everything, wanted)
+    conventions: dict[str, dict[str, Any]] = {}
+    for convention in CONVENTIONS:
+        prefix = f"{convention}:"
+        conventions[convention] = {k[len(prefix) :]: v for k, v in figures.items() if k.startswith(prefix)}
+    return conventions, counts, present
+
+
+def _add_details(report: dict[str, Any], run: Run) -> None:
+    """What a report shows beside its figures: per-class figures and the confusion matrix,
+    unreadable replies, errors, provenance, and the published figures it can be compared with."""
+    spec = run.spec
     if spec.classes:
         columns = (*spec.pred_only_classes, m.INVALID, m.ERROR)
         report["classes"] = m.per_class_prf_from_pairs(run.pairs, spec.classes)
@@ -628,7 +675,6 @@ def build_report(run: Run) -> dict[str, Any]:
     report["complete_groups"] = complete_groups(report, spec)
     report["published"] = published_comparison(report, spec)
     report["notes"] = list(spec.notes)
-    return report
 
 
 def complete_groups(report: Mapping[str, Any], spec: ReportSpec) -> list[str]:

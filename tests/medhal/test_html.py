@@ -18,6 +18,7 @@ import subprocess
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -25,7 +26,7 @@ from medhal.reports.compare import compare_runs
 from medhal.reports.html import comparison_html, report_html
 from medhal.reports.markdown import comparison_markdown, to_markdown
 from medhal.reports.published import Published
-from medhal.reports.report import BASE_COLUMNS, Columns, ItemView, ReportSpec, build_report, read_run
+from medhal.reports.report import Columns, ItemView, ReportSpec, build_report, read_run
 from medhal.reports.report_files import render
 from tests.conftest import BIN
 
@@ -234,11 +235,16 @@ def test_the_reference_check_finds_references():
 
 # ------------------------------------------------------------------ a toy benchmark
 
-COLUMNS = Columns(*BASE_COLUMNS, "said_yes")
+
+class Counts(NamedTuple):
+    said_yes: float
 
 
-def toy_columns(item: ItemView) -> list[float]:
-    return [1.0, float(item.correct), float(item.parsed), float(item.errored), float(item.pred == "yes")]
+def toy_counts(item: ItemView) -> Counts:
+    return Counts(said_yes=float(item.pred == "yes"))
+
+
+COLUMNS = Columns(Counts)
 
 
 BOLD = "<b>bold</b> & co"
@@ -248,7 +254,7 @@ TOY = ReportSpec(
     benchmark="toy",
     title="Toy <benchmark>",
     columns=COLUMNS,
-    item_columns=toy_columns,
+    item_counts=toy_counts,
     statistics={"yes_rate": COLUMNS.ratio("said_yes", "n")},
     headline=("accuracy", "yes_rate"),
     group_fields=("part", "topic"),

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 from medhal.reports.report import (
-    BASE_COLUMNS,
     Columns,
     ItemView,
     ReportSpec,
@@ -77,19 +77,13 @@ def test_seen_ids_counts_duplicates_and_lists_gaps():
 
 # ---------------------------------------------------------------------------- trace outcomes
 
-COLUMNS = Columns(*BASE_COLUMNS)
-
-
-def _columns(item: ItemView) -> tuple[float, ...]:
-    return (1.0, float(item.correct), float(item.parsed), float(item.errored))
+COLUMNS = Columns()
 
 
 SPEC = ReportSpec(
     benchmark="toy",
     title="Toy",
     columns=COLUMNS,
-    item_columns=_columns,
-    statistics={},
     gold_field="gold",
     classes=("yes", "no"),
 )
@@ -181,8 +175,6 @@ def _part_spec(**changes):
         benchmark="toy",
         title="Toy parts",
         columns=COLUMNS,
-        item_columns=_columns,
-        statistics={},
         group_fields=("part", "kind"),
         macro_field="part",
         macro_groups=("b", "a"),
@@ -651,18 +643,20 @@ def test_the_macro_field_need_not_be_a_grouping_field(tmp_path):
         _spec_report(tmp_path, _part_rows_with(lambda d: d.pop("part")), spec)
 
 
-SCORED = Columns(*BASE_COLUMNS, "score")
+class Score(NamedTuple):
+    score: float
+
+
+SCORED = Columns(Score)
 
 
 def _scored_spec() -> ReportSpec:
     from dataclasses import replace
 
-    def columns(item: ItemView) -> tuple:
-        return (*_columns(item), item.metrics.get("score"))
+    def counts(item: ItemView) -> Score:
+        return Score(score=item.metrics.get("score"))  # type: ignore[arg-type]
 
-    return replace(
-        SPEC, columns=SCORED, item_columns=columns, statistics={"score": SCORED.ratio("score", "n")}
-    )
+    return replace(SPEC, columns=SCORED, item_counts=counts, statistics={"score": SCORED.ratio("score", "n")})
 
 
 @pytest.mark.parametrize(("score", "shown"), [(float("nan"), "nan"), (None, "None")])
@@ -670,7 +664,7 @@ def test_a_column_that_is_not_a_finite_number_is_refused_naming_the_line(tmp_pat
     good, bad = _trace(0, 1.0), _trace(1, 1.0)
     good["metrics"]["score"] = 0.5
     if score is not None:
-        bad["metrics"]["score"] = score  # else absent: the column function gives None
+        bad["metrics"]["score"] = score  # else absent: item_counts gives None
     path = _write(tmp_path / "traces.jsonl", [good, bad])
     with pytest.raises(
         TraceFileError,
@@ -687,16 +681,20 @@ def test_a_failed_rollout_is_seen_with_its_gold_label_under_every_convention(tmp
     from dataclasses import replace
 
     seen = []
-    columns = Columns(*BASE_COLUMNS, "gold_yes")
 
-    def item_columns(item: ItemView) -> tuple:
+    class GoldYes(NamedTuple):
+        gold_yes: float
+
+    columns = Columns(GoldYes)
+
+    def item_counts(item: ItemView) -> GoldYes:
         seen.append((item.convention, item.gold, item.pred, item.errored))
-        return (*_columns(item), float(item.gold == "yes"))
+        return GoldYes(gold_yes=float(item.gold == "yes"))
 
     spec = replace(
         SPEC,
         columns=columns,
-        item_columns=item_columns,
+        item_counts=item_counts,
         statistics={"gold_yes": columns.ratio("gold_yes", "n")},
     )
     path = _write(tmp_path / "traces.jsonl", [_failed(_trace(0, 1.0))])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from medhal.reports.report import (
     Columns,
@@ -119,16 +120,24 @@ def test_report_json_refuses_a_nan_rather_than_write_invalid_json():
         write_json({"accuracy": float("nan")})
 
 
+class Extra(NamedTuple):
+    extra: float
+
+
+EXTRA = Columns(Extra)
+
+
 def _spec_computing(value: object, convention: str) -> ReportSpec:
-    """SPEC whose `parsed` column is `value` under `convention` (a spec's own arithmetic
-    gone wrong: trace metrics that are not finite never get this far, the reader refuses
-    them)."""
+    """SPEC with a column `extra` of its own, `value` under `convention` and 1.0 under the
+    others (a spec's own arithmetic gone wrong: trace metrics that are not finite never get
+    this far, the reader refuses them)."""
 
-    def columns(item: ItemView) -> tuple:
-        parsed = value if item.convention == convention else float(item.parsed)
-        return (1.0, float(item.correct), parsed, float(item.errored))
+    def counts(item: ItemView) -> Extra:
+        return Extra(extra=value if item.convention == convention else 1.0)  # type: ignore[arg-type]
 
-    return replace(SPEC, item_columns=columns)
+    return replace(
+        SPEC, columns=EXTRA, item_counts=counts, statistics={"extra_rate": EXTRA.ratio("extra", "n")}
+    )
 
 
 def _add_all(path: Path, spec: ReportSpec) -> None:
@@ -143,19 +152,17 @@ def test_a_column_that_is_not_a_finite_number_names_the_trace_column_and_reading
     from medhal.reports.traces import TraceFileError
 
     path = _write(tmp_path, [_trace(0)])
-    # The columns are n, correct, parsed, errored: parsed is the third, here NaN under the
-    # authors reading.
+    # The columns are n, correct, parsed, errored, extra: extra is the fifth, here NaN under
+    # the authors reading.
     with pytest.raises(TraceFileError) as e:
         _add_all(path, _spec_computing(float("nan"), "authors"))
     assert str(e.value) == (
-        f"{path}:1: column 'parsed' under the authors reading is nan, "
+        f"{path}:1: column 'extra' under the authors reading is nan, "
         "not a finite number (from the trace's metrics?)"
     )
     with pytest.raises(TraceFileError) as e:
         _add_all(path, _spec_computing(float("-inf"), "strict"))
-    assert str(e.value).startswith(
-        f"{path}:1: column 'parsed' under the strict reading is -inf, not a finite"
-    )
+    assert str(e.value).startswith(f"{path}:1: column 'extra' under the strict reading is -inf, not a finite")
 
 
 def test_a_column_that_is_not_a_number_at_all_is_named_too(tmp_path):
@@ -167,7 +174,7 @@ def test_a_column_that_is_not_a_number_at_all_is_named_too(tmp_path):
     with pytest.raises(TraceFileError) as e:
         _add_all(path, _spec_computing("yes", "medhal"))
     assert str(e.value).startswith(
-        f"{path}:1: column 'parsed' under the medhal reading is 'yes', not a finite"
+        f"{path}:1: column 'extra' under the medhal reading is 'yes', not a finite"
     )
     with pytest.raises(TraceFileError, match="under the medhal reading is None, not a finite"):
         _add_all(path, _spec_computing(None, "medhal"))
@@ -185,23 +192,42 @@ def test_finite_columns_given_as_integers_are_summed_as_floats(tmp_path):
 
 def test_a_column_given_as_numeric_text_counts_as_its_number(tmp_path):
     # The fast check (one sum) fails on text, the careful one converts it: "0" is 0.0, so
-    # neither trace counts as parsed under the medhal reading: parse rate 0 / 2 = 0.0.
+    # the extra rate is 0 / 2 = 0.0 under the medhal reading (1.0 under the others).
     path = _write(tmp_path, [_trace(0), _trace(1)])
     run = Run(_spec_computing("0", "medhal"), str(path))
     for record in iter_traces(path):
         run.add(record)
     run.flush()
     report = build_report(run)
-    assert (report["n"], report["parse_rate"], report["micro_accuracy"]) == (2, 0.0, 1.0)
+    assert (report["n"], report["micro_accuracy"]) == (2, 1.0)
+    rates = [report["conventions"][c]["extra_rate"] for c in ("medhal", "authors", "strict")]
+    assert rates == [0.0, 1.0, 1.0]
 
 
-def test_columns_not_starting_with_the_base_four_are_refused_naming_the_first_four():
+def test_columns_are_the_base_four_then_the_counts_fields():
+    assert EXTRA.names == ("n", "correct", "parsed", "error", "extra")
+    assert (EXTRA["n"], EXTRA["error"], EXTRA["extra"]) == (0, 3, 4)
+    assert Columns().names == ("n", "correct", "parsed", "error")
+
+
+def test_counts_must_be_a_named_tuple_without_the_base_columns():
     import pytest
 
-    # "correct" and "n" swapped: refused, and the message shows the four base names expected
-    # and the first four given (not the fifth, "extra").
+    class Parsed(NamedTuple):
+        parsed: float
+        extra: float
+
+    with pytest.raises(ValueError, match=r"Parsed repeats the base columns \['parsed'\]"):
+        Columns(Parsed)
+    with pytest.raises(ValueError, match="counts must be a NamedTuple class, got <class 'tuple'>"):
+        Columns(tuple)
+
+
+def test_counts_of_another_type_are_refused_naming_both(tmp_path):
+    import pytest
+
+    path = _write(tmp_path, [_trace(0)])
+    spec = replace(SPEC, columns=EXTRA, item_counts=lambda item: (1.0,))
     with pytest.raises(ValueError) as e:
-        Columns("correct", "n", "parsed", "error", "extra")
-    assert str(e.value) == (
-        "columns must start with ('n', 'correct', 'parsed', 'error'), got ('correct', 'n', 'parsed', 'error')"
-    )
+        _add_all(path, spec)
+    assert str(e.value) == "toy: item_counts gave tuple, not Extra"

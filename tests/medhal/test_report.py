@@ -6,24 +6,30 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
-from medhal.reports.report import BASE_COLUMNS, Columns, ItemView, ReportSpec, build_report, read_run
+from medhal.reports.report import Columns, ItemView, ReportSpec, build_report, read_run
 from medhal.reports.traces import TraceFileError
 
-COLUMNS = Columns(*BASE_COLUMNS, "said_yes")
+
+class Counts(NamedTuple):
+    said_yes: float
 
 
-def toy_columns(item: ItemView) -> list[float]:
-    return [1.0, float(item.correct), float(item.parsed), float(item.errored), float(item.pred == "yes")]
+def toy_counts(item: ItemView) -> Counts:
+    return Counts(said_yes=float(item.pred == "yes"))
+
+
+COLUMNS = Columns(Counts)
 
 
 TOY = ReportSpec(
     benchmark="toy",
     title="Toy",
     columns=COLUMNS,
-    item_columns=toy_columns,
+    item_counts=toy_counts,
     statistics={"yes_rate": COLUMNS.ratio("said_yes", "n")},
     headline=("accuracy", "yes_rate"),
     group_fields=("part",),

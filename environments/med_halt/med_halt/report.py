@@ -16,28 +16,39 @@ Under the `authors` convention (their reading and comparisons) `code_score` and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import NamedTuple
 
 from med_halt.benchmark import ENV_ID, FAKE, FCT, FULL_SIZE, PUBLISHED, SETS
 from med_halt.scoring import ITEM_OUTCOMES, VERDICT_CORRECT, outcome_key
 from medhal.kit.replies import CONVENTIONS
-from medhal.reports.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
+from medhal.reports.report import Columns, ItemView, ReportSpec
 
 RIGHT, WRONG = 1.0, -0.25
 CODE_DIVISOR = 100
 
-COLUMNS = Columns(
-    *BASE_COLUMNS,
-    "format_error",
-    "fct",
-    "verdict_correct",
-    "fake",
-    "fake_decline",
-    "fake_keywords",
-    "ir",
-    "ir_exact",
-    "ir_normalized",
-)
+
+class Counts(NamedTuple):
+    """What one item adds to the totals Med-HALT's figures are computed from (beside n,
+    correct, parsed and error, which every report counts)."""
+
+    format_error: float
+    """Nothing could be read (and the rollout did not fail)."""
+    fct: float
+    """A False Confidence Test item."""
+    verdict_correct: float
+    """An FCT item whose verdict on the proposed answer is right."""
+    fake: float
+    """A fake-question item."""
+    fake_decline: float
+    """A fake question declined (right under the `decline` rule)."""
+    fake_keywords: float
+    """A fake question right under the authors' keyword rule."""
+    ir: float
+    """An information-retrieval (memory) item."""
+    ir_exact: float
+    """An IR item right under exact matching (the authors' rule)."""
+    ir_normalized: float
+    """An IR item right under normalized matching."""
 
 
 _OUTCOME_NAMES = {
@@ -48,7 +59,7 @@ _OUTCOME_NAMES = {
 three views of every trace)."""
 
 
-def item_columns(item: ItemView) -> Sequence[float]:
+def item_counts(item: ItemView) -> Counts:
     test_set = item.data["test_set"]
     fct, fake = test_set == FCT.config, test_set == FAKE.config
     ir = SETS[test_set].family == "memory"
@@ -58,21 +69,20 @@ def item_columns(item: ItemView) -> Sequence[float]:
     def get(outcome: str) -> float:
         return item.metrics.get(names[outcome], 0.0)
 
-    return (
-        1.0,
-        float(item.correct),
-        float(item.parsed),
-        float(item.errored),
-        float(not item.parsed and not item.errored),
-        float(fct),
-        get(VERDICT_CORRECT) if fct else 0.0,
-        float(fake),
-        get("fake_decline"),
-        get("fake_keywords"),
-        float(ir),
-        get("ir_exact"),
-        get("ir_normalized"),
+    return Counts(
+        format_error=float(not item.parsed and not item.errored),
+        fct=float(fct),
+        verdict_correct=get(VERDICT_CORRECT) if fct else 0.0,
+        fake=float(fake),
+        fake_decline=get("fake_decline"),
+        fake_keywords=get("fake_keywords"),
+        ir=float(ir),
+        ir_exact=get("ir_exact"),
+        ir_normalized=get("ir_normalized"),
     )
+
+
+COLUMNS = Columns(Counts)
 
 
 def paper_score(columns: Columns):
@@ -85,13 +95,13 @@ def code_score(columns: Columns):
     return columns.linear({"correct": RIGHT - WRONG, "parsed": WRONG}, CODE_DIVISOR)
 
 
-BASE = Columns(*BASE_COLUMNS)
+BASE = Columns()
 
 REPORT = ReportSpec(
     benchmark=ENV_ID,
     title="Med-HALT (reasoning and memory hallucination tests)",
     columns=COLUMNS,
-    item_columns=item_columns,
+    item_counts=item_counts,
     statistics={
         "paper_score": paper_score(COLUMNS),
         "code_score": code_score(COLUMNS),

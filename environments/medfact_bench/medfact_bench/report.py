@@ -4,25 +4,14 @@ convention. Light: imports no verifiers."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from medfact_bench.benchmark import COMPONENTS, ENV_ID, FULL_SIZE, PUBLISHED
 from medfact_bench.replies import LABELS
-from medhal.reports.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
-
-COLUMNS = Columns(*BASE_COLUMNS)
-
-
-def item_columns(item: ItemView) -> Sequence[float]:
-    return (1.0, float(item.correct), float(item.parsed), float(item.errored))
-
+from medhal.reports.report import Columns, ReportSpec
 
 REPORT = ReportSpec(
     benchmark=ENV_ID,
     title="MedFact-Bench (zero-shot claim verification)",
-    columns=COLUMNS,
-    item_columns=item_columns,
-    statistics={},
+    columns=Columns(),
     headline=("accuracy", "parse_rate"),
     group_fields=("dataset",),
     macro_field="dataset",

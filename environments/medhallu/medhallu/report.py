@@ -16,41 +16,55 @@ items of a row move together.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import NamedTuple
 
-from medhal.reports.report import BASE_COLUMNS, Columns, ItemView, ReportSpec
+from medhal.reports.report import Columns, ItemView, ReportSpec
 from medhallu.benchmark import DIFFICULTIES, ENV_ID, FULL_SIZE, PUBLISHED
 from medhallu.replies import FACTUAL, HALLUCINATED, LABELS, NOT_SURE
 
-COLUMNS = Columns(
-    *BASE_COLUMNS, "verdict", "not_sure", "invalid", "gold_pos", "gold_pos_kept", "pred_pos", "tp"
-)
+
+class Counts(NamedTuple):
+    """What one item adds to the totals MedHallu's figures are computed from (beside n,
+    correct, parsed and error, which every report counts)."""
+
+    verdict: float
+    """A verdict (factual or hallucinated) was read."""
+    not_sure: float
+    """The reply abstained ("not sure")."""
+    invalid: float
+    """Nothing could be read (and the rollout did not fail)."""
+    gold_pos: float
+    """The answer shown is the hallucinated one: a positive."""
+    gold_pos_kept: float
+    """A positive with a verdict: the positives the paper's F1 keeps."""
+    pred_pos: float
+    """The verdict read is "hallucinated"."""
+    tp: float
+    """A positive read as "hallucinated"."""
 
 
-def item_columns(item: ItemView) -> Sequence[float]:
+def item_counts(item: ItemView) -> Counts:
     verdict = item.pred in LABELS
     gold_pos = item.gold == HALLUCINATED
     pred_pos = item.pred == HALLUCINATED
-    return (
-        1.0,
-        float(item.correct),
-        float(item.parsed),
-        float(item.errored),
-        float(verdict),
-        float(item.pred == NOT_SURE),
-        float(not item.parsed and not item.errored),
-        float(gold_pos),
-        float(gold_pos and verdict),
-        float(pred_pos),
-        float(gold_pos and pred_pos),
+    return Counts(
+        verdict=float(verdict),
+        not_sure=float(item.pred == NOT_SURE),
+        invalid=float(not item.parsed and not item.errored),
+        gold_pos=float(gold_pos),
+        gold_pos_kept=float(gold_pos and verdict),
+        pred_pos=float(pred_pos),
+        tp=float(gold_pos and pred_pos),
     )
 
+
+COLUMNS = Columns(Counts)
 
 REPORT = ReportSpec(
     benchmark=ENV_ID,
     title="MedHallu (hallucination detection, hallucinated = positive class)",
     columns=COLUMNS,
-    item_columns=item_columns,
+    item_counts=item_counts,
     statistics={
         "f1_paper": COLUMNS.f1("tp", "pred_pos", "gold_pos_kept"),
         "f1_strict": COLUMNS.f1("tp", "pred_pos", "gold_pos"),
