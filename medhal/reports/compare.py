@@ -19,10 +19,7 @@ import numpy as np
 
 from medhal.reports import metrics as m
 from medhal.kit.replies import CONVENTIONS
-from medhal.reports.report import Run, _statistics, code_versions
-
-COMPARED_FIELDS = ("environment_version", "medhal_version", "convention", "prompt", "dataset", "sampling")
-"""What must agree for two runs to measure the same thing."""
+from medhal.reports.report import Run, _shifted, _statistics, code_versions
 
 
 def _prompt_and_data(report: Mapping[str, Any]) -> tuple[str, str]:
@@ -53,7 +50,8 @@ def _prompt_and_data(report: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def identity(report: Mapping[str, Any]) -> dict[str, str]:
-    """The values of `COMPARED_FIELDS` for one report."""
+    """What must agree for two runs to measure the same thing: the environment's and medhal's
+    versions, the reading convention, the prompt, the dataset and the sampling."""
     code = code_versions(report)
     prompt, dataset = _prompt_and_data(report)
     medhal = str(code.get("medhal", "unknown"))
@@ -71,11 +69,6 @@ def mismatches(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     """For each report, the compared fields in which it differs from the first."""
     first = identity(reports[0])
     return [[k for k, v in identity(r).items() if v != first[k]] for r in reports]
-
-
-def _own_columns(run: Run) -> tuple[int, int]:
-    """(start, width) of the run's own-convention columns in its item rows."""
-    return len(CONVENTIONS), len(run.spec.columns.names)
 
 
 def compare_runs(runs: Sequence[Run], reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -116,8 +109,9 @@ def compare_runs(runs: Sequence[Run], reports: Sequence[Mapping[str, Any]]) -> d
 def _difference(a: Run, b: Run, names: list[str], statistics: Mapping[str, m.Statistic]) -> dict[str, Any]:
     if a.items is None or b.items is None:
         raise ValueError("runs were read without their items; read them with keep_items=True to compare")
-    start, width = _own_columns(a)
-    own = {name: _columns_of(statistics[name], start, width) for name in names}
+    # Item rows: correct under each convention, then the run's own-convention columns.
+    start, width = len(CONVENTIONS), len(a.spec.columns.names)
+    own = {name: _shifted(statistics[name], start, width) for name in names}
     try:
         pairing = m.pair_runs(a.items, b.items)
     except ValueError as e:
@@ -137,11 +131,6 @@ def _difference(a: Run, b: Run, names: list[str], statistics: Mapping[str, m.Sta
             "p_value": m.mcnemar_exact(b_count, c_count),
         },
     }
-
-
-def _columns_of(statistic: m.Statistic, start: int, width: int) -> m.Statistic:
-    """`statistic` applied to the columns start..start+width of wider totals."""
-    return lambda totals: statistic(totals[:, start : start + width])
 
 
 def _cluster_table(run: Run) -> np.ndarray:

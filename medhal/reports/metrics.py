@@ -16,16 +16,12 @@ count, so an unclustered 0/1 metric costs a handful of rows however many items i
 
 Public API
 ----------
-Counts (plain sequences, or a `Counter` of (gold, predicted) pairs when streaming):
+Counts (a `Counter` of (gold, predicted) pairs, as a report keeps them while streaming):
   safe_div(num, den)                     x/y, 0.0 when y == 0.
-  mean(values)                           Arithmetic mean, 0.0 for no values.
   prf_from_counts(tp, predicted, support) Precision, recall, F1 and support of one class.
-  prf(gold, pred, positive)              The same from label sequences.
-  per_class_prf(gold, pred, classes)     `prf` for each class.
-  per_class_prf_from_pairs(pairs, classes)  The same from a (gold, pred) `Counter`.
-  confusion(gold, pred, classes, extra_columns=(INVALID, ERROR))  Gold x predicted counts;
-                                         an unknown gold label or prediction raises.
-  confusion_from_pairs(pairs, classes, extra_columns)  The same from a `Counter`.
+  per_class_prf_from_pairs(pairs, classes)  `prf_from_counts` for each class.
+  confusion_from_pairs(pairs, classes, extra_columns=(INVALID, ERROR))  Gold x predicted
+                                         counts; an unknown gold label or prediction raises.
 
 Streaming cluster sums and the bootstrap (one implementation: `resample_totals`):
   ClusterSums(width)                     Accumulator: `add(cluster, row)` per item; `len()`
@@ -36,7 +32,6 @@ Streaming cluster sums and the bootstrap (one implementation: `resample_totals`)
   ratio(num, den), f1_ratio(tp, predicted, gold), safe_ratio(num, den)
                                          Ready-made statistics / their arithmetic.
   as_table(table), column_totals(table)  A table as (rows, weights); its column totals.
-  estimate(table, statistic)             The statistic on the whole data (the point value).
   resample_totals(table, samples=, seed=)  The core: column totals of `samples` cluster
                                          bootstrap resamples, shape (samples, width). Every
                                          interval below is computed from it, so statistics
@@ -44,7 +39,6 @@ Streaming cluster sums and the bootstrap (one implementation: `resample_totals`)
   percentile_interval(values, confidence)  Percentile interval of a bootstrap distribution.
   bootstrap_ci(table, statistic, ...)    Percentile CI of one statistic.
   bootstrap_cis(table, {name: statistic}, ...)  Several statistics on the same draws.
-  bootstrap_mean_ci(values, clusters)    Convenience wrapper: CI of a mean.
 
 Comparing two runs:
   ItemTable(width)                       Per-item rows of one run, kept compactly (about
@@ -53,9 +47,8 @@ Comparing two runs:
   pair_runs(a, b) -> Pairing             Joins two runs over the same items (same clusters).
   Pairing.cluster_sums()                 Aligned per-cluster sums (row i = same cluster).
   Pairing.discordant(column)             McNemar's (b, c) from a 0/1 column.
-  paired_difference_ci(sums_a, sums_b, statistic, ...)  CI of statistic(B) - statistic(A)
-                                         with identical cluster draws for both runs.
-  paired_difference_cis(...)             Several statistics on the same draws.
+  paired_difference_cis(sums_a, sums_b, {name: statistic}, ...)  CIs of statistic(B) -
+                                         statistic(A) with identical cluster draws for both runs.
   unpaired_difference_ci(table_a, table_b, statistic, ...)  Independent draws, for runs
                                          over different items.
   mcnemar_exact(b, c)                    Exact two-sided McNemar p-value (binomial, p = 1/2),
@@ -101,14 +94,6 @@ def safe_div(num: float, den: float) -> float:
     return float(num) / float(den) if den else 0.0
 
 
-def mean(values: Iterable[float]) -> float:
-    total, n = 0.0, 0
-    for v in values:
-        total += v
-        n += 1
-    return safe_div(total, n)
-
-
 def prf_from_counts(tp: int, predicted: int, support: int) -> dict[str, float]:
     """Precision, recall and F1 of one class from its true positives, predicted count and
     gold count (support). F1 = 2·TP / (predicted + support), the harmonic mean of P and R."""
@@ -133,17 +118,6 @@ def per_class_prf_from_pairs(
     return {c: prf_from_counts(pairs.get((c, c), 0), predicted[c], support[c]) for c in classes}
 
 
-def prf(gold: Sequence[Hashable], pred: Sequence[Hashable], positive: Hashable) -> dict[str, float]:
-    """Precision, recall and F1 of one class, with its support (gold count)."""
-    return per_class_prf(gold, pred, [positive])[positive]
-
-
-def per_class_prf(
-    gold: Sequence[Hashable], pred: Sequence[Hashable], classes: Sequence[Hashable]
-) -> dict[Hashable, dict[str, float]]:
-    return per_class_prf_from_pairs(_pairs(gold, pred), classes)
-
-
 def confusion_from_pairs(
     pairs: Mapping[tuple[Hashable, Hashable], int],
     classes: Sequence[Hashable],
@@ -160,21 +134,6 @@ def confusion_from_pairs(
             raise ValueError(f"prediction {p!r} is not one of {columns}")
         matrix[g][p] += n
     return matrix
-
-
-def confusion(
-    gold: Sequence[Hashable],
-    pred: Sequence[Hashable],
-    classes: Sequence[Hashable],
-    extra_columns: Sequence[Hashable] = (INVALID, ERROR),
-) -> dict[Hashable, dict[Hashable, int]]:
-    return confusion_from_pairs(_pairs(gold, pred), classes, extra_columns)
-
-
-def _pairs(gold: Sequence[Hashable], pred: Sequence[Hashable]) -> Counter[tuple[Hashable, Hashable]]:
-    if len(gold) != len(pred):
-        raise ValueError(f"{len(gold)} gold labels but {len(pred)} predictions")
-    return Counter(zip(gold, pred, strict=True))
 
 
 # ---------------------------------------------------------------------------- cluster sums
@@ -359,9 +318,6 @@ def as_table(table: Table) -> tuple[np.ndarray, np.ndarray]:
     return rows, weights
 
 
-_as_table = as_table  # the name callers written against the first draft use
-
-
 def column_totals(table: Table) -> np.ndarray:
     """Column totals over all clusters, shape (width,): what point values are computed from."""
     rows, weights = as_table(table)
@@ -389,11 +345,6 @@ def ratio(num: int, den: int) -> Statistic:
 def f1_ratio(tp: int, predicted: int, gold: int) -> Statistic:
     """F1 = 2·TP / (predicted positives + gold positives), from three columns."""
     return lambda totals: safe_ratio(2 * totals[:, tp], totals[:, predicted] + totals[:, gold])
-
-
-def estimate(table: Table, statistic: Statistic) -> float:
-    """The statistic on all the data (the figure an interval goes with)."""
-    return float(statistic(column_totals(table)[None, :])[0])
 
 
 def resample_totals(
@@ -484,24 +435,6 @@ def bootstrap_ci(
 ) -> tuple[float, float]:
     """Percentile cluster-bootstrap CI of one statistic of column totals."""
     return bootstrap_cis(table, {"ci": statistic}, samples=samples, seed=seed, confidence=confidence)["ci"]
-
-
-def bootstrap_mean_ci(
-    values: Sequence[float],
-    clusters: Sequence[Hashable | None] | None = None,
-    *,
-    samples: int = BOOTSTRAP_SAMPLES,
-    seed: int = BOOTSTRAP_SEED,
-    confidence: float = CONFIDENCE,
-) -> tuple[float, float]:
-    """CI of the mean of per-item values (ratio estimator: sum over the drawn clusters
-    over the items in them). A convenience over `ClusterSums` + `bootstrap_ci`."""
-    if clusters is not None and len(clusters) != len(values):
-        raise ValueError(f"{len(values)} values but {len(clusters)} cluster keys")
-    sums = ClusterSums(2)
-    for i, v in enumerate(values):
-        sums.add(clusters[i] if clusters is not None else None, (v, 1.0))
-    return bootstrap_ci(sums, ratio(0, 1), samples=samples, seed=seed, confidence=confidence)
 
 
 # ---------------------------------------------------------------------------- two runs
@@ -643,21 +576,6 @@ def paired_difference_cis(
         name: percentile_interval(stat(totals[:, width:]) - stat(totals[:, :width]), confidence)
         for name, stat in statistics.items()
     }
-
-
-def paired_difference_ci(
-    sums_a: np.ndarray,
-    sums_b: np.ndarray,
-    statistic: Statistic,
-    *,
-    samples: int = BOOTSTRAP_SAMPLES,
-    seed: int = BOOTSTRAP_SEED,
-    confidence: float = CONFIDENCE,
-) -> tuple[float, float]:
-    intervals = paired_difference_cis(
-        sums_a, sums_b, {"ci": statistic}, samples=samples, seed=seed, confidence=confidence
-    )
-    return intervals["ci"]
 
 
 def unpaired_difference_ci(

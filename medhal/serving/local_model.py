@@ -10,7 +10,6 @@ Needs the `local` extra (`medhal[local]`, part of the project's default `uv sync
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import os
 import signal
@@ -342,10 +341,3 @@ class LocalModel(ServerProcess):
             if self._temp_log and not keep_log and self.log_path is not None:
                 self.log_path.unlink(missing_ok=True)
             return proc.returncode
-
-
-def llama_cpp_version() -> str | None:
-    try:
-        return importlib.metadata.version("llama-cpp-python")
-    except importlib.metadata.PackageNotFoundError:
-        return None

@@ -14,6 +14,7 @@ from scipy.stats import binomtest
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
 from medhal.reports import metrics as m
+from tests.medhal import metrics_helpers as h
 
 # ---------------------------------------------------------------------------- counts
 
@@ -51,7 +52,7 @@ def test_fixture_matrix_is_what_the_comments_say():
 
 def test_per_class_prf_hand_counts():
     gold, pred = _fixture()
-    got = m.per_class_prf(gold, pred, ["A", "B", "C"])
+    got = h.per_class_prf(gold, pred, ["A", "B", "C"])
     # A: TP 4, predicted 6, gold 7: P 4/6 = 0.667, R 4/7 = 0.571, F1 2*4/(6+7) = 8/13 = 0.615
     # B: TP 3, predicted 5, gold 8: P 3/5 = 0.600, R 3/8 = 0.375, F1 2*3/(5+8) = 6/13 = 0.462
     # C: TP 2, predicted 5, gold 4: P 2/5 = 0.400, R 2/4 = 0.500, F1 2*2/(5+4) = 4/9  = 0.444
@@ -66,10 +67,10 @@ def test_swapping_gold_and_prediction_changes_precision_recall_and_support():
     # support becomes the predicted count. (F1 = 2TP/(pred+gold) is symmetric: only P, R
     # and support can catch a swap.)
     gold, pred = _fixture()
-    swapped = m.prf(pred, gold, "A")
+    swapped = h.prf(pred, gold, "A")
     # A: TP 4, "predicted" = gold count 7, "support" = predicted count 6
     assert swapped == pytest.approx({"precision": 4 / 7, "recall": 4 / 6, "f1": 8 / 13, "support": 6})
-    assert m.prf(gold, pred, "A")["support"] == 7
+    assert h.prf(gold, pred, "A")["support"] == 7
 
 
 def test_prf_from_pairs_and_counts():
@@ -87,7 +88,7 @@ def test_prf_matches_sklearn():
     gold = list(rng.choice(classes, 200))
     pred = list(rng.choice([*classes, m.INVALID], 200))
     p, r, f, s = precision_recall_fscore_support(gold, pred, labels=classes, zero_division=0)
-    ours = m.per_class_prf(gold, pred, classes)
+    ours = h.per_class_prf(gold, pred, classes)
     for i, c in enumerate(classes):
         assert ours[c]["precision"] == pytest.approx(p[i])
         assert ours[c]["recall"] == pytest.approx(r[i])
@@ -96,24 +97,24 @@ def test_prf_matches_sklearn():
 
 
 def test_zero_division_is_zero():
-    assert m.prf(["A"], ["B"], "C") == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0}
+    assert h.prf(["A"], ["B"], "C") == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0}
     assert m.safe_div(3, 0) == 0.0
     assert m.safe_div(3, 4) == 0.75
-    assert m.mean([]) == 0.0
-    assert m.mean(iter([1.0, 0.0, 0.5])) == 0.5  # 1.5 / 3
+    assert h.mean([]) == 0.0
+    assert h.mean(iter([1.0, 0.0, 0.5])) == 0.5  # 1.5 / 3
 
 
 def test_confusion_hand_counts():
     gold, pred = _fixture()
     expected = {g: dict(zip(COLUMNS, row, strict=True)) for g, row in MATRIX.items()}
-    assert m.confusion(gold, pred, ["A", "B", "C"]) == expected
+    assert h.confusion(gold, pred, ["A", "B", "C"]) == expected
     # Swapping gold and prediction makes INVALID/ERROR gold labels, which raises ...
     with pytest.raises(ValueError, match=r"gold label '(INVALID|ERROR)'"):
-        m.confusion(pred, gold, ["A", "B", "C"])
+        h.confusion(pred, gold, ["A", "B", "C"])
     # ... and on the items predicted as a class it transposes the block, changing every
     # off-diagonal cell: rows are now the predicted class.
     kept = [(g, p) for g, p in zip(gold, pred, strict=True) if p in ("A", "B", "C")]
-    swapped = m.confusion([p for _, p in kept], [g for g, _ in kept], ["A", "B", "C"])
+    swapped = h.confusion([p for _, p in kept], [g for g, _ in kept], ["A", "B", "C"])
     assert swapped == {
         "A": {"A": 4, "B": 2, "C": 0, m.INVALID: 0, m.ERROR: 0},
         "B": {"A": 1, "B": 3, "C": 1, m.INVALID: 0, m.ERROR: 0},
@@ -130,7 +131,7 @@ def test_confusion_hand_counts():
 def test_confusion_keeps_invalid_and_error_columns():
     gold = ["A", "A", "B", "B", "B"]
     pred = ["A", m.INVALID, "B", m.ERROR, "A"]
-    cm = m.confusion(gold, pred, ["A", "B"])
+    cm = h.confusion(gold, pred, ["A", "B"])
     assert cm == {
         "A": {"A": 1, "B": 0, m.INVALID: 1, m.ERROR: 0},
         "B": {"A": 1, "B": 1, m.INVALID: 0, m.ERROR: 1},
@@ -141,11 +142,11 @@ def test_confusion_keeps_invalid_and_error_columns():
 
 def test_confusion_rejects_unknown_labels_and_ragged_input():
     with pytest.raises(ValueError, match="prediction 'Z'"):
-        m.confusion(["A"], ["Z"], ["A"])
+        h.confusion(["A"], ["Z"], ["A"])
     with pytest.raises(ValueError, match="gold label 'Q'"):
-        m.confusion(["Q"], ["A"], ["A"])
+        h.confusion(["Q"], ["A"], ["A"])
     with pytest.raises(ValueError, match="2 gold labels but 1 predictions"):
-        m.per_class_prf(["A", "A"], ["A"], ["A"])
+        h.per_class_prf(["A", "A"], ["A"], ["A"])
 
 
 # ---------------------------------------------------------------------------- cluster sums
@@ -170,7 +171,7 @@ def test_cluster_sums_hand_totals():
     got = sorted(zip(map(tuple, rows.tolist()), weights.tolist(), strict=True))
     assert got == [((0.0, 1.0), 1), ((1.0, 1.0), 2), ((1.0, 2.0), 1), ((2.0, 2.0), 1)]
     assert acc.totals().tolist() == [5.0, 7.0]  # 2+1+1+0+1 correct, 7 items
-    assert m.estimate(acc, m.ratio(0, 1)) == pytest.approx(5 / 7)
+    assert h.estimate(acc, m.ratio(0, 1)) == pytest.approx(5 / 7)
 
 
 def test_cluster_sums_memory_grows_with_clusters_not_items():
@@ -224,7 +225,7 @@ def test_tables_in_every_form_give_the_same_totals_and_intervals():
         acc.add(key, row)
     for table in (plain, weighted, acc):
         assert m.column_totals(table).tolist() == [5.0, 6.0]
-        assert m.estimate(table, m.ratio(0, 1)) == pytest.approx(5 / 6)
+        assert h.estimate(table, m.ratio(0, 1)) == pytest.approx(5 / 6)
     intervals = {m.bootstrap_ci(t, m.ratio(0, 1), samples=200) for t in (plain, weighted, acc)}
     assert len(intervals) == 1  # the same distinct rows and multiplicities: the same draws
     with pytest.raises(ValueError, match="2-D array"):
@@ -233,7 +234,7 @@ def test_tables_in_every_form_give_the_same_totals_and_intervals():
         m.as_table((np.zeros((3, 2)), np.ones(2)))
     empty = m.ClusterSums(3)
     assert m.column_totals(empty).tolist() == [0.0, 0.0, 0.0]
-    assert m.estimate(empty, m.f1_ratio(0, 1, 2)) == 0.0
+    assert h.estimate(empty, m.f1_ratio(0, 1, 2)) == 0.0
     assert m.bootstrap_ci(empty, m.f1_ratio(0, 1, 2)) == (0.0, 0.0)
 
 
@@ -302,7 +303,7 @@ def test_f1_interval_matches_an_exact_enumeration():
     for i, row in enumerate(rows):
         acc.add(f"q{i}", row)
     f1 = m.f1_ratio(0, 1, 2)
-    assert m.estimate(acc, f1) == 0.5
+    assert h.estimate(acc, f1) == 0.5
     # Nearest share to a percentile point: 1/27 = 0.037 vs 0.025 and 0.05 (see above).
     both = m.bootstrap_cis(acc, {"f1": f1, "precision": m.ratio(0, 1)}, samples=20_000)
     assert both["f1"] == pytest.approx((0.0, 1.0), abs=1e-12)
@@ -389,19 +390,19 @@ def test_bootstrap_is_seeded_order_free_and_independent_of_chunking():
 
 def test_bootstrap_mean_ci_wrapper():
     values = [1.0] * 60 + [0.0] * 40
-    a = m.bootstrap_mean_ci(values, seed=7)
-    assert a == m.bootstrap_mean_ci(values, seed=7)
-    assert a != m.bootstrap_mean_ci(values, seed=8)
+    a = h.bootstrap_mean_ci(values, seed=7)
+    assert a == h.bootstrap_mean_ci(values, seed=7)
+    assert a != h.bootstrap_mean_ci(values, seed=8)
     # Bin(100, 0.6)/100: exact 2.5% and 97.5% points 0.50 and 0.69 (one atom of slack each way)
     assert 0.49 <= a[0] <= 0.51 and 0.68 <= a[1] <= 0.70
     pairs = [1.0, 1.0] * 50 + [0.0, 0.0] * 50
-    clustered = m.bootstrap_mean_ci(pairs, [i // 2 for i in range(200)], samples=SAMPLES)
+    clustered = h.bootstrap_mean_ci(pairs, [i // 2 for i in range(200)], samples=SAMPLES)
     assert abs(clustered[0] - 0.40) <= 0.01 and abs(clustered[1] - 0.60) <= 0.01
-    assert m.bootstrap_mean_ci([]) == (0.0, 0.0)
+    assert h.bootstrap_mean_ci([]) == (0.0, 0.0)
     with pytest.raises(ValueError, match="3 values but 2 cluster keys"):
-        m.bootstrap_mean_ci([1, 0, 1], ["a", "b"])
+        h.bootstrap_mean_ci([1, 0, 1], ["a", "b"])
     with pytest.raises(ValueError, match="confidence must be between 0 and 1"):
-        m.bootstrap_mean_ci(values, confidence=95)
+        h.bootstrap_mean_ci(values, confidence=95)
 
 
 # ---------------------------------------------------------------------------- two runs
@@ -435,8 +436,8 @@ def test_paired_interval_excludes_zero_when_one_run_dominates():
     pairing = _runs(set(range(50)), set(range(80)))
     sums_a, sums_b = pairing.cluster_sums()
     acc = m.ratio(0, 1)
-    assert m.estimate(sums_b, acc) - m.estimate(sums_a, acc) == pytest.approx(0.3)
-    lo, hi = m.paired_difference_ci(sums_a, sums_b, acc, samples=SAMPLES)
+    assert h.estimate(sums_b, acc) - h.estimate(sums_a, acc) == pytest.approx(0.3)
+    lo, hi = h.paired_difference_ci(sums_a, sums_b, acc, samples=SAMPLES)
     assert abs(lo - 0.21) <= 0.01 and abs(hi - 0.39) <= 0.01
     assert lo > 0
     # Unpaired, each run varies on its own: sd sqrt(.5*.5/100 + .8*.2/100) = 0.064, a 95%
@@ -454,7 +455,7 @@ def test_paired_interval_contains_zero_when_runs_agree():
     pairing = _runs(set(range(60)), set(range(10, 70)))
     sums_a, sums_b = pairing.cluster_sums()
     acc = m.ratio(0, 1)
-    lo, hi = m.paired_difference_ci(sums_a, sums_b, acc, samples=SAMPLES)
+    lo, hi = h.paired_difference_ci(sums_a, sums_b, acc, samples=SAMPLES)
     assert lo < 0 < hi
     assert pairing.discordant() == (10, 10)
     assert m.mcnemar_exact(10, 10) == 1.0
@@ -502,7 +503,7 @@ def test_pair_runs_rejects_runs_that_do_not_match():
     with pytest.raises(TypeError, match="not an integer"):
         d.add("3", None, (1,))
     with pytest.raises(ValueError, match="aligned 2-D arrays"):
-        m.paired_difference_ci(np.zeros((3, 2)), np.zeros((2, 2)), m.ratio(0, 1))
+        h.paired_difference_ci(np.zeros((3, 2)), np.zeros((2, 2)), m.ratio(0, 1))
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from medhal.reports import metrics as m
+from tests.medhal import metrics_helpers as h
 
 
 def _table(right: int, n: int) -> np.ndarray:
@@ -73,23 +74,23 @@ def _paired_sums() -> tuple[np.ndarray, np.ndarray]:
 
 def test_paired_difference_is_seeded():
     a, b = _paired_sums()
-    first = m.paired_difference_ci(a, b, ACCURACY, samples=200, seed=3)
-    assert m.paired_difference_ci(a, b, ACCURACY, samples=200, seed=3) == first
+    first = h.paired_difference_ci(a, b, ACCURACY, samples=200, seed=3)
+    assert h.paired_difference_ci(a, b, ACCURACY, samples=200, seed=3) == first
     assert m.paired_difference_cis(a, b, {"acc": ACCURACY}, samples=200, seed=3) == {"acc": first}
-    assert any(m.paired_difference_ci(a, b, ACCURACY, samples=200, seed=s) != first for s in (4, 5, 6))
+    assert any(h.paired_difference_ci(a, b, ACCURACY, samples=200, seed=s) != first for s in (4, 5, 6))
 
 
 def test_paired_difference_passes_samples_and_confidence_on():
     a, b = _paired_sums()
     for interval in (
-        m.paired_difference_ci(a, b, ACCURACY, samples=1),
+        h.paired_difference_ci(a, b, ACCURACY, samples=1),
         m.paired_difference_cis(a, b, {"acc": ACCURACY}, samples=1)["acc"],
     ):
         assert interval[0] == interval[1]  # one resample: a single difference
     for narrow, wide in (
         (
-            m.paired_difference_ci(a, b, ACCURACY, confidence=0.5),
-            m.paired_difference_ci(a, b, ACCURACY, confidence=0.99),
+            h.paired_difference_ci(a, b, ACCURACY, confidence=0.5),
+            h.paired_difference_ci(a, b, ACCURACY, confidence=0.99),
         ),
         (
             m.paired_difference_cis(a, b, {"acc": ACCURACY}, confidence=0.5)["acc"],
@@ -195,14 +196,14 @@ def test_mcnemar_exact_small_counts(b: int, c: int, p: float):
 
 def test_bootstrap_mean_ci_passes_samples_on():
     # Values 0, 1, 0, 1, ...: one resample gives one mean, so the interval is a point.
-    lo, hi = m.bootstrap_mean_ci([i % 2 for i in range(20)], samples=1)
+    lo, hi = h.bootstrap_mean_ci([i % 2 for i in range(20)], samples=1)
     assert lo == hi
 
 
 def test_confusion_uses_the_extra_columns_given():
     # gold a, a, b; predicted a, "abstain", b: one extra column, "abstain", and no INVALID
     # or ERROR column when they are not asked for.
-    matrix = m.confusion(["a", "a", "b"], ["a", "abstain", "b"], ["a", "b"], extra_columns=("abstain",))
+    matrix = h.confusion(["a", "a", "b"], ["a", "abstain", "b"], ["a", "b"], extra_columns=("abstain",))
     assert matrix == {"a": {"a": 1, "b": 0, "abstain": 1}, "b": {"a": 0, "b": 1, "abstain": 0}}
 
 
@@ -216,7 +217,7 @@ def test_a_row_that_is_not_numbers_is_refused_where_it_is_added():
 
 def test_a_class_never_predicted_right_has_zero_precision_recall_and_f1():
     # gold a, b; predicted b, a: no true positive for either class.
-    assert m.per_class_prf(["a", "b"], ["b", "a"], ["a", "b"]) == {
+    assert h.per_class_prf(["a", "b"], ["b", "a"], ["a", "b"]) == {
         "a": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1},
         "b": {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 1},
     }

@@ -14,7 +14,7 @@ import pytest
 
 from medhal.kit.assets import AssetError, sha256_file
 from medhallu.benchmark import DEMO_PROMPT, PROMPT_ASSET
-from medhallu.prompts import extract_prompts, remove_not_sure, render_knowledge, user_message
+from medhallu.prompts import Template, extract_prompts, remove_not_sure, render_knowledge, user_message
 from medhallu.taskset import load_prompts
 from tests.medhallu.fixtures import (
     INVENTED,
@@ -24,6 +24,14 @@ from tests.medhallu.fixtures import (
     official_strings,
     prompt_script,
 )
+
+
+def format_string(template: Template) -> str:
+    """The template as the authors' f-string text: `{name}` placeholders, literal braces doubled."""
+    return "".join(
+        p.replace("{", "{{").replace("}", "}}") if isinstance(p, str) else "{" + p.name + "}"
+        for p in template.parts
+    )
 
 
 @pytest.fixture
@@ -47,8 +55,8 @@ def test_shared_script_is_the_pinned_file(shared_data):
 def test_extracts_our_invented_script_without_running_it():
     prompts = extract_prompts(prompt_script(INVENTED), "invented.py")  # the script would SystemExit if run
     assert prompts.system == INVENTED["system_prompt"]
-    assert prompts.no_knowledge.format_string() == INVENTED["create_prompt"]
-    assert prompts.with_knowledge.format_string() == INVENTED["create_prompt_withknowledge"]
+    assert format_string(prompts.no_knowledge) == INVENTED["create_prompt"]
+    assert format_string(prompts.with_knowledge) == INVENTED["create_prompt_withknowledge"]
     assert prompts.no_knowledge.render(question="Q?", option1="A.") == INVENTED["create_prompt"].format(
         question="Q?", option1="A."
     )
@@ -58,8 +66,8 @@ def test_extracts_the_authors_strings_from_their_script(shared_data, real_source
     strings = official_strings(shared_data)
     prompts = extract_prompts(real_source, "detection_vllm_notsurecase.py")
     assert prompts.system == strings["system_prompt"]
-    assert prompts.no_knowledge.format_string() == strings["create_prompt"]
-    assert prompts.with_knowledge.format_string() == strings["create_prompt_withknowledge"]
+    assert format_string(prompts.no_knowledge) == strings["create_prompt"]
+    assert format_string(prompts.with_knowledge) == strings["create_prompt_withknowledge"]
 
 
 def test_literal_braces_survive_extraction():
@@ -69,7 +77,7 @@ def test_literal_braces_survive_extraction():
     }
     prompts = extract_prompts(prompt_script(strings), "braces.py")
     assert prompts.no_knowledge.render(question="q", option1="a").startswith("Q: q {not a field}\nA: a")
-    assert prompts.no_knowledge.format_string() == strings["create_prompt"]
+    assert format_string(prompts.no_knowledge) == strings["create_prompt"]
 
 
 # Edits of the real script (first occurrence: inside create_prompt, lines 38-47) and the
@@ -164,8 +172,8 @@ def test_binary_variant_removes_exactly_the_not_sure_sentences(shared_data, real
     binary = remove_not_sure(official)
     pairs = [
         (official.system, binary.system, 0),
-        (official.no_knowledge.format_string(), binary.no_knowledge.format_string(), 1),
-        (official.with_knowledge.format_string(), binary.with_knowledge.format_string(), 1),
+        (format_string(official.no_knowledge), format_string(binary.no_knowledge), 1),
+        (format_string(official.with_knowledge), format_string(binary.with_knowledge), 1),
     ]
     for before, after, lines_removed in pairs:
         assert after == _expected_binary(before)
@@ -175,10 +183,10 @@ def test_binary_variant_removes_exactly_the_not_sure_sentences(shared_data, real
         # it sits inside a paragraph
         assert before.count("\n") - after.count("\n") == lines_removed
     # the templates keep their fields and their last line
-    assert binary.no_knowledge.format_string().endswith(
-        official.no_knowledge.format_string().rstrip("\n").rsplit("\n", 1)[1] + "\n"
+    assert format_string(binary.no_knowledge).endswith(
+        format_string(official.no_knowledge).rstrip("\n").rsplit("\n", 1)[1] + "\n"
     )
-    assert "{knowledge}" in binary.with_knowledge.format_string()
+    assert "{knowledge}" in format_string(binary.with_knowledge)
 
 
 def test_binary_variant_of_our_text():
@@ -187,7 +195,7 @@ def test_binary_variant_of_our_text():
         "\nYou check short answers to clinical questions.\n"
         "Reply '0' if the answer is supported and '1' if it is made up. Reply with the digit only.\n"
     )
-    assert binary.no_knowledge.format_string() == "\nQ: {question}\nA: {option1}\nDigit '0' or '1'.\nDigit:\n"
+    assert format_string(binary.no_knowledge) == "\nQ: {question}\nA: {option1}\nDigit '0' or '1'.\nDigit:\n"
 
 
 def test_binary_variant_refuses_unexpected_text():
@@ -229,7 +237,7 @@ def test_render_knowledge_is_the_list_repr():
 def test_load_prompts_reads_the_pinned_asset(assets_dir, shared_data):
     strings = official_strings(shared_data)
     assert load_prompts(not_sure=True).system == strings["system_prompt"]
-    assert load_prompts(not_sure=True).no_knowledge.format_string() == strings["create_prompt"]
+    assert format_string(load_prompts(not_sure=True).no_knowledge) == strings["create_prompt"]
     assert "`2`" not in load_prompts(not_sure=False).system
     assert PROMPT_ASSET.provenance() == {
         "name": PROMPT_ASSET.name,
@@ -290,11 +298,11 @@ def test_demo_prompt_is_ours_and_needs_no_asset(shared_data, tmp_path, monkeypat
     demo = load_prompts(not_sure=True, source="demo")
     official = official_strings(shared_data)
     assert demo.system != official["system_prompt"]
-    assert demo.no_knowledge.format_string() != official["create_prompt"]
-    assert "`2`" in demo.system and "{question}" in demo.no_knowledge.format_string()
-    assert "{knowledge}" in demo.with_knowledge.format_string()
+    assert format_string(demo.no_knowledge) != official["create_prompt"]
+    assert "`2`" in demo.system and "{question}" in format_string(demo.no_knowledge)
+    assert "{knowledge}" in format_string(demo.with_knowledge)
     binary = load_prompts(not_sure=False, source="demo")
-    assert "`2`" not in binary.system and "`2`" not in binary.with_knowledge.format_string()
+    assert "`2`" not in binary.system and "`2`" not in format_string(binary.with_knowledge)
     assert _only_deletions(demo.system, binary.system)
     provenance = DEMO_PROMPT.provenance()
     assert provenance == {

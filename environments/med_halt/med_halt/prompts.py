@@ -27,7 +27,6 @@ from typing import Any
 from med_halt.benchmark import PromptFiles
 from medhal.kit.assets import Asset, AssetError, BundledFile
 
-PROMPT_VERSIONS = ("v0", "v1", "v2")
 SHOT_MIX: dict[int, tuple[int, int]] = {0: (0, 0), 1: (1, 0), 2: (1, 1), 3: (2, 1), 4: (2, 2), 5: (3, 2)}
 """Number of shots -> (default shots, task-specific shots)."""
 DEFAULT_SHOT = "default"

@@ -19,7 +19,6 @@ COLUMNS = ("dataset", "claim", "source", "label", "system_prompt", "user_prompt"
 COMPONENTS = {"scifact": 340, "healthver": 903, "medaesqa": 9106, "pubmedqa-fact": 500, "bioasq-fact": 3425}
 """Component -> rows; the macro accuracy averages over these five."""
 FULL_SIZE = sum(COMPONENTS.values())  # 14,274
-EVAL_SPLIT = "test"
 PROMPT = "the dataset's system_prompt column (one distinct value), verbatim; the row's user_prompt"
 
 DEMO_OPTIONS = {"dataset_path": str(Path(__file__).parent / "demo" / "medfact_demo.jsonl")}

@@ -52,13 +52,6 @@ class Template:
     def render(self, **values: str) -> str:
         return "".join(p if isinstance(p, str) else values[p.name] for p in self.parts)
 
-    def format_string(self) -> str:
-        """The template with `{name}` placeholders (literal braces doubled)."""
-        return "".join(
-            p.replace("{", "{{").replace("}", "}}") if isinstance(p, str) else "{" + p.name + "}"
-            for p in self.parts
-        )
-
 
 @dataclass(frozen=True)
 class DetectionPrompts:
