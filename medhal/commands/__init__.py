@@ -1,2 +1,5 @@
-"""Commands: the `medhal` command, the only place for argparse, printing and exit codes. May import
-every other layer; no layer imports it."""
+"""Commands, the `medhal` command: the only place for argparse, printing and exit codes; imports any layer.
+
+`cli` parses the command line; each other module is one command (`report`, `score`, `serve`,
+`reproduce`, `demo`, `repair`) and registers its own subcommand.
+"""

@@ -1,2 +1,6 @@
-"""Serving: model servers run as child processes (the embedded CPU model, vLLM): started, waited for,
-stopped; failures are one-line exceptions and nothing is printed. Imports no other layer of medhal."""
+"""Serving, model servers as child processes: imports no other layer of medhal; prints nothing.
+
+The embedded CPU model (`local_model`) and vLLM (`vllm_server`) share one lifecycle
+(`server_process`): start, wait until ready, stop the whole process group. A failed start is
+one exception with a one-line message.
+"""

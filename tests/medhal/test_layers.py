@@ -1,5 +1,14 @@
-"""The shape of the shared library: no import circle, and reading a report never imports
-verifiers or an environment's taskset (reports must be cheap)."""
+"""The shape of the shared library: four layers whose imports point only downwards, argparse,
+printing and exit codes only in the commands, no import circle, and reading a report never
+imports verifiers or an environment's taskset (reports must be cheap).
+
+    commands  ->  serving, reports, kit
+    reports   ->  kit
+    serving   ->  (nothing of medhal)
+    kit       ->  (nothing of medhal)
+
+Environments import the kit and the reports' spec, never serving or commands; bench/ and
+scripts/ measure and check the library, never the commands' internals."""
 
 from __future__ import annotations
 
@@ -8,27 +17,136 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import medhal
 
 PACKAGE = Path(medhal.__file__).parent
+ROOT = PACKAGE.parent
+LAYERS = ("kit", "reports", "serving", "commands")
+BELOW = {"kit": set(), "serving": set(), "reports": {"kit"}, "commands": {"kit", "reports", "serving"}}
+"""The layers each layer may import, besides itself."""
+
+
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    return ".".join(("medhal", *path.relative_to(package).with_suffix("").parts)).removesuffix(".__init__")
+
+
+def imported(path: Path, *, top_level_only: bool = False) -> set[str]:
+    """Every module `path` imports (with `from x import y`, both x and x.y): at any depth,
+    in functions and under TYPE_CHECKING too, unless `top_level_only`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return found
+
+
+def layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "medhal" and parts[1] in LAYERS else None
+
+
+def medhal_modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_module_is_in_a_layer_and_every_layer_states_its_rule():
+    loose = [module_name(p) for p in medhal_modules() if p.parent == PACKAGE and p.name != "__init__.py"]
+    assert loose == [], "modules outside the four layers"
+    for layer in LAYERS:
+        doc = ast.get_docstring(ast.parse((PACKAGE / layer / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and doc.splitlines()[0].rstrip().endswith("."), f"medhal.{layer}: no one-line rule"
+
+
+def arrow_problems(paths: list[Path], package: Path = PACKAGE) -> list[str]:
+    """`module -> import` for every import of a layer that `BELOW` does not list for the
+    importing module's layer."""
+    problems = []
+    for path in paths:
+        source = layer_of(module_name(path, package))
+        for target in sorted(imported(path)):
+            layer = layer_of(target)
+            if source is not None and layer is not None and layer != source and layer not in BELOW[source]:
+                problems.append(f"{module_name(path, package)} -> {target}")
+    return problems
+
+
+def test_imports_point_only_downwards():
+    assert arrow_problems(medhal_modules()) == []
+
+
+def test_the_arrow_check_finds_an_upward_import(tmp_path):
+    fake = tmp_path / "medhal"
+    (fake / "reports").mkdir(parents=True)
+    (fake / "reports" / "x.py").write_text("def f():\n    from medhal.commands.cli import main\n")
+    (fake / "reports" / "y.py").write_text("from medhal.kit import files\n")
+    assert arrow_problems([fake / "reports" / "x.py", fake / "reports" / "y.py"], fake) == [
+        "medhal.reports.x -> medhal.commands.cli",
+        "medhal.reports.x -> medhal.commands.cli.main",
+    ]
+
+
+def test_nothing_in_medhal_imports_the_tests():
+    found = {
+        module_name(p): sorted(i for i in imported(p) if i.split(".")[0] == "tests") for p in medhal_modules()
+    }
+    assert {name: tests for name, tests in found.items() if tests} == {}
+
+
+def command_line_uses(path: Path) -> list[str]:
+    """argparse, print, sys.exit and SystemExit in a module, by line."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and "argparse" in imported_names(node):
+            found.append(f"{node.lineno}: imports argparse")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            found.append(f"{node.lineno}: print")
+        elif (
+            isinstance(node, ast.Attribute) and node.attr == "exit" and getattr(node.value, "id", "") == "sys"
+        ):
+            found.append(f"{node.lineno}: sys.exit")
+        elif isinstance(node, ast.Name) and node.id == "SystemExit":
+            found.append(f"{node.lineno}: SystemExit")
+    return found
+
+
+def imported_names(node: ast.Import | ast.ImportFrom) -> set[str]:
+    if isinstance(node, ast.ImportFrom):
+        return {node.module or ""}
+    return {a.name for a in node.names}
+
+
+def test_argparse_printing_and_exit_codes_only_in_the_commands():
+    outside = [p for p in medhal_modules() if layer_of(module_name(p)) != "commands"]
+    found = {module_name(p): command_line_uses(p) for p in outside}
+    assert {name: uses for name, uses in found.items() if uses} == {}
+    # The check sees each kind of use.
+    assert len(command_line_uses(PACKAGE / "commands" / "cli.py")) >= 3
+
+
+@pytest.mark.parametrize("folder", ["environments", "bench", "scripts"])
+def test_outside_medhal_only_the_kit_and_the_reports_are_imported(folder):
+    """Environments are built from the kit and describe their reports with the reports'
+    spec; bench/ and scripts/ drive the library, and start the commands only as programs."""
+    allowed = {"kit", "reports"} if folder == "environments" else {"kit", "reports", "serving"}
+    problems = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        for target in sorted(imported(path)):
+            if target.split(".")[0] == "medhal" and target != "medhal" and layer_of(target) not in allowed:
+                problems.append(f"{path.relative_to(ROOT)} -> {target}")
+    assert problems == []
 
 
 def module_imports() -> dict[str, set[str]]:
     """medhal module -> the medhal modules it imports at module level (imports inside
     functions run later, on demand, and cannot form a circle at import time)."""
-    graph: dict[str, set[str]] = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        name = ".".join(("medhal", *path.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(
-            ".__init__"
-        )
-        deps: set[str] = set()
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("medhal"):
-                deps.add(node.module)
-                deps.update(f"{node.module}.{a.name}" for a in node.names)
-            elif isinstance(node, ast.Import):
-                deps.update(a.name for a in node.names if a.name.startswith("medhal"))
-        graph[name] = deps
+    graph = {module_name(p): imported(p, top_level_only=True) for p in medhal_modules()}
     return {k: {d for d in v if d in graph and d != k} for k, v in graph.items()}
 
 
@@ -65,12 +183,13 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_reading_reports_imports_no_verifiers():
     """Loading every environment's report spec and building reports' files pulls in no
-    verifiers module and no taskset."""
+    verifiers module and no taskset; nor does starting the command."""
     code = (
         "import sys\n"
         "from medhal.reports.registry import installed, report_spec\n"
         "import medhal.reports.report_files, medhal.reports.compare, medhal.reports.html\n"
         "import medhal.reports.markdown, medhal.commands.cli\n"
+        "medhal.commands.cli.build_parser()\n"
         "for env in installed(): report_spec(env)\n"
         "bad = sorted(m for m in sys.modules if m.startswith('verifiers') or m.endswith('.taskset'))\n"
         "print(bad)\n"
