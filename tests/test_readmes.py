@@ -241,6 +241,48 @@ def test_layout_names_every_module(folder):
     assert not missing
 
 
+def root_layout() -> str:
+    return section((ROOT / "README.md").read_text(encoding="utf-8"), "Layout")
+
+
+def expanded(path: str) -> list[str]:
+    """A README path with `<name>` standing for each environment folder."""
+    return [path.replace("<name>", folder) for folder in ENVIRONMENTS] if "<name>" in path else [path]
+
+
+def test_root_layout_paths_exist():
+    """Every path the root README's Layout gives (a code span with a slash) exists."""
+    paths = re.findall(r"`([\w<>.-]+/[\w<>./-]*)`", root_layout())
+    assert len(paths) > 20
+    missing = [p for path in paths for p in expanded(path) if not (ROOT / p).exists()]
+    assert missing == []
+
+
+def test_root_layout_names_exist_where_it_says():
+    """`path.py` (`name`, ...): every name is defined or used in that module, so the answer
+    to "where is MedHallu's F1 computed" stays true."""
+    mentions = re.findall(r"`([\w/]+\.py)` \(([^)]*)\)", root_layout())
+    assert any(path == "environments/medhallu/medhallu/report.py" for path, _ in mentions)
+    missing = []
+    for path, names in mentions:
+        text = (ROOT / path).read_text(encoding="utf-8")
+        missing += [
+            f"{path}: {name}" for name in re.findall(r"`(\w+)`", names) if not re.search(rf"\b{name}\b", text)
+        ]
+    assert missing == []
+
+
+def test_root_layout_names_every_module_of_every_layer():
+    """Each layer's row names exactly the modules the layer has."""
+    rows = {
+        cells(line)[0]: cells(line)[1] for line in root_layout().splitlines() if line.startswith("| `medhal/")
+    }
+    for layer in ("kit", "reports", "serving", "commands"):
+        text = rows[f"`medhal/{layer}/`"]
+        modules = {p.name for p in (ROOT / "medhal" / layer).glob("*.py") if p.name != "__init__.py"}
+        assert set(re.findall(r"`(\w+\.py)`", text)) == modules, layer
+
+
 def _documented_default(value: object) -> str | None:
     if value is None:
         return None
