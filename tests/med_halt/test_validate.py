@@ -4,10 +4,10 @@ answerable (the reply a perfect model writes earns +1 and is read under every co
 a wrong one earns the wrong-answer reward); a row that cannot be answered is reported
 invalid with its reason, and a row that cannot be a task is refused at load.
 
-The verdict of each task is read from validate's `idx=<n> valid=<bool> reason=<why>` log
-lines; the reason of an invalid task from medhal's `<benchmark> <id> (idx <n>) is invalid:
-<why>` lines. Each run is one `validate` process (the installed entry point `uv run
-validate` runs)."""
+The validations run in this process (`tests.validation`); the first test runs the `validate`
+executable itself and reads each task's verdict from its `idx=<n> valid=<bool> reason=<why>`
+log lines and the reason of an invalid task from medhal's `<benchmark> <id> (idx <n>) is
+invalid: <why>` lines."""
 
 from __future__ import annotations
 
@@ -15,46 +15,39 @@ import csv
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from med_halt.benchmark import DEMO_OPTIONS
 from tests.conftest import BIN
+from tests.validation import Validation
+from tests.validation import validate as validate_in_process
 
 VERDICT = re.compile(r"idx=(\d+) valid=(True|False) reason=(\w+)")
 INVALID = re.compile(r"^med-halt (\S+) \(idx (\d+)\) is invalid: (.+)$", re.MULTILINE)
 
 
-@dataclass
-class Validation:
-    proc: subprocess.CompletedProcess
-    valid: dict[int, bool]
-    reasons: dict[int, list[str]]
-    """idx -> why it is invalid, as logged (one line per problem)."""
-
-    @property
-    def invalid(self) -> set[int]:
-        return {idx for idx, ok in self.valid.items() if not ok}
-
-
-def validate(*options: str, assets: Path | None = None, timeout: int = 900) -> Validation:
+def validate_command(*options: str, assets: Path | None = None, timeout: int = 900) -> Validation:
+    """The `validate med-halt` executable, its verdicts read from its log lines."""
     env = dict(os.environ)
     if assets is not None:
         env["MEDHAL_ASSETS_DIR"] = str(assets)
     argv = [str(BIN / "validate"), "med-halt", "--runtime.type", "subprocess", "--no-rich", *options]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, check=False)
     output = proc.stdout + proc.stderr
-    valid: dict[int, bool] = {}
+    result = Validation(error=None if proc.returncode == 0 else output[-3000:])
     for idx, ok, reason in VERDICT.findall(output):
-        assert int(idx) not in valid, f"idx {idx} reported twice"
-        valid[int(idx)] = ok == "True"
+        assert int(idx) not in result.valid, f"idx {idx} reported twice"
+        result.valid[int(idx)] = ok == "True"
         assert (reason == "valid") is (ok == "True"), (idx, ok, reason)
-    reasons: dict[int, list[str]] = {}
     for _source_id, idx, why in INVALID.findall(output):
-        reasons.setdefault(int(idx), []).append(why)
-    return Validation(proc, valid, reasons)
+        result.reasons.setdefault(int(idx), []).append(why)
+    return result
+
+
+def validate(*options: str, assets: Path | None = None) -> Validation:
+    return validate_in_process("med-halt", *options, assets=assets)
 
 
 def taskset_args(options: dict) -> list[str]:
@@ -64,8 +57,8 @@ def taskset_args(options: dict) -> list[str]:
 
 
 def assert_all_valid(result: Validation, n: int) -> None:
-    assert result.proc.returncode == 0, result.proc.stderr[-3000:]
-    assert sorted(result.valid) == list(range(n)), result.proc.stderr[-3000:]
+    assert result.error is None, result.error
+    assert sorted(result.valid) == list(range(n))
     assert not result.invalid, {idx: result.reasons.get(idx) for idx in sorted(result.invalid)}
     assert result.reasons == {}
 
@@ -74,7 +67,8 @@ def assert_all_valid(result: Validation, n: int) -> None:
 
 
 def test_demo_rows_are_valid_with_the_pinned_prompts(assets_dir):
-    assert_all_valid(validate(*taskset_args(DEMO_OPTIONS), assets=assets_dir), 21)
+    """The `validate` executable, end to end."""
+    assert_all_valid(validate_command(*taskset_args(DEMO_OPTIONS), assets=assets_dir), 21)
 
 
 @pytest.mark.parametrize("parser", ["medhal", "authors", "strict"])
@@ -108,7 +102,7 @@ def test_real_sample_rows_under_the_authors_reading(assets_dir):
         "authors",
         assets=assets_dir,
     )
-    assert result.proc.returncode == 0 and sorted(result.valid) == list(range(112))
+    assert result.error is None and sorted(result.valid) == list(range(112))
     assert result.invalid == {69, 78}
     for idx in (69, 78):
         [why] = result.reasons[idx]
@@ -216,8 +210,7 @@ def test_fct_row_whose_options_lack_the_proposed_answer_is_refused_at_load(asset
     result = validate(
         "--taskset.subset", "reasoning_FCT", "--taskset.dataset-path", str(path), assets=assets_dir
     )
-    assert result.proc.returncode != 0 and result.valid == {}
+    assert result.error is not None and result.valid == {}
     assert (
-        f"{path}: row 1: field 'options' has no 'correct answer' entry (the proposed answer)"
-        in result.proc.stdout + result.proc.stderr
+        f"{path}: row 1: field 'options' has no 'correct answer' entry (the proposed answer)" in result.error
     )

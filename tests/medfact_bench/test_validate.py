@@ -22,12 +22,13 @@ from medhal.kit.task import validate_task
 from tests.conftest import BIN
 from tests.medfact_bench.fixtures import rows
 from tests.tables import read_jsonl, write_jsonl
+from tests.validation import validate as validate_in_process
 
 RESULT = re.compile(r"idx=(\d+) valid=(True|False) reason=(\w+)")
 
 
-def validate(dataset: Path, *options: str) -> dict[int, tuple[str, str]]:
-    """Run the `validate` command; {idx: (valid, reason)} from its per-task log lines."""
+def validate_command(dataset: Path, *options: str) -> dict[int, tuple[str, str]]:
+    """Run the `validate` executable; {idx: (valid, reason)} from its per-task log lines."""
     proc = subprocess.run(
         [
             str(BIN / "validate"),
@@ -51,11 +52,18 @@ def validate(dataset: Path, *options: str) -> dict[int, tuple[str, str]]:
     return results
 
 
+def validate(dataset: Path, *options: str) -> dict[int, bool]:
+    """The same validation in this process (tests.validation): {idx: valid}."""
+    result = validate_in_process("medfact-bench", "--taskset.dataset-path", str(dataset), *options)
+    assert result.error is None, result.error
+    return result.valid
+
+
 def test_demo_rows_are_all_valid():
     path = Path(DEMO_OPTIONS["dataset_path"])
     n = len(read_jsonl(path))
     assert n == 6
-    assert validate(path) == dict.fromkeys(range(n), ("True", "valid"))
+    assert validate_command(path) == dict.fromkeys(range(n), ("True", "valid"))
 
 
 def test_real_inputs_are_all_valid(shared_data, tmp_path):
@@ -80,7 +88,7 @@ def test_real_inputs_are_all_valid(shared_data, tmp_path):
         for i, (prompt, pair) in enumerate(zip(prompts, pairs, strict=True))
     ]
     path = write_jsonl(tmp_path / "medv1_inputs.jsonl", data)
-    assert validate(path, "--taskset.parser", "strict") == dict.fromkeys(range(340), ("True", "valid"))
+    assert validate(path, "--taskset.parser", "strict") == dict.fromkeys(range(340), True)
 
 
 @pytest.fixture

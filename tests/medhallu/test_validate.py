@@ -24,6 +24,8 @@ from medhal.kit.task import check_replies, validate_task
 from tests.conftest import BIN
 from tests.medhallu.fixtures import demo_options, demo_rows_path, labeled_rows, load
 from tests.tables import read_jsonl, write_jsonl
+from tests.validation import Validation
+from tests.validation import validate as validate_in_process
 
 LOG_LINE = re.compile(r"idx=(\d+) valid=(True|False) reason=(\w+)")
 
@@ -33,11 +35,12 @@ def labeled(shared_data) -> Path:
     return labeled_rows(shared_data)
 
 
-def validate(
+def validate_command(
     dataset: str, *args: str, timeout: int = 600
 ) -> tuple[subprocess.CompletedProcess, dict[int, tuple[bool, str]]]:
-    """`validate medhallu` on the subprocess runtime, logging one line per task; returns the
-    process and {idx: (valid, reason)} parsed from its `idx=... valid=... reason=...` lines."""
+    """The `validate medhallu` executable on the subprocess runtime, logging one line per
+    task; returns the process and {idx: (valid, reason)} parsed from its `idx=... valid=...
+    reason=...` lines."""
     argv = [
         str(BIN / "validate"),
         "medhallu",
@@ -59,14 +62,21 @@ def validate(
     return proc, results
 
 
+def validate(dataset: str, *args: str) -> Validation:
+    """The same validation in this process (tests.validation)."""
+    return validate_in_process("medhallu", "--taskset.dataset-path", dataset, *args)
+
+
 def test_validate_demo_rows(assets_dir):
-    proc, results = validate(str(demo_rows_path()))
+    """The `validate` executable, end to end."""
+    proc, results = validate_command(str(demo_rows_path()))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert results == dict.fromkeys(range(6), (True, "valid"))  # 3 rows x 2 answers
+    assert "validating 6 task(s) from medhallu" in proc.stdout + proc.stderr
 
 
 def test_validate_demo_rows_binary_strict_with_knowledge(assets_dir):
-    proc, results = validate(
+    result = validate(
         str(demo_rows_path()),
         "--taskset.parser",
         "strict",
@@ -75,16 +85,15 @@ def test_validate_demo_rows_binary_strict_with_knowledge(assets_dir):
         "--taskset.knowledge",
         "true",
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert results == dict.fromkeys(range(6), (True, "valid"))
+    assert result.error is None, result.error
+    assert result.valid == dict.fromkeys(range(6), True) and result.reasons == {}
 
 
 def test_validate_shared_rows(assets_dir, labeled):
-    proc, results = validate(str(labeled))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert len(results) == 2000  # 1,000 rows x 2 answers
-    assert results == dict.fromkeys(range(2000), (True, "valid"))
-    assert "validating 2000 task(s) from medhallu" in proc.stdout + proc.stderr
+    result = validate(str(labeled))
+    assert result.error is None, result.error
+    assert result.valid == dict.fromkeys(range(2000), True)  # 1,000 rows x 2 answers
+    assert result.reasons == {}
 
 
 # --------------------------------------------------------------- what makes a task invalid
@@ -141,10 +150,10 @@ def test_row_with_identical_answers_is_refused_or_invalid(assets_dir, tmp_path):
     rows = read_jsonl(demo_rows_path())
     rows[1]["Hallucinated Answer"] = rows[1]["Ground Truth"]
     path = write_jsonl(tmp_path / "pqa_labeled.jsonl", rows)
-    proc, results = validate(str(path))
-    if proc.returncode != 0:  # refused when loading: the message names the row
-        assert "row 2" in proc.stdout + proc.stderr, proc.stderr[-3000:]
+    result = validate(str(path))
+    if result.error is not None:  # refused when loading: the message names the row
+        assert "row 2" in result.error, result.error
         return
-    assert set(results) == set(range(6))
-    assert (results[2][0], results[3][0]) == (False, False)  # the row's two items
-    assert all(results[i][0] for i in (0, 1, 4, 5))
+    assert set(result.valid) == set(range(6))
+    assert (result.valid[2], result.valid[3]) == (False, False)  # the row's two items
+    assert all(result.valid[i] for i in (0, 1, 4, 5))
