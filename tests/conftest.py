@@ -31,6 +31,30 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"skipped under CI (CI is set, so every test must run): {reason}"
 
 
+SLOW_FIRST = (
+    "tests/test_release.py",
+    "tests/medhal/test_faults.py",
+    "tests/medhal/test_demo_local_model.py",
+    "tests/medhal/test_harness_faults.py",
+    "tests/med_halt/test_validate.py",
+    "tests/medhal/test_serve_vllm.py",
+    "tests/test_scoring_fingerprint.py",
+    "tests/medhal/test_repair.py",
+    "tests/medhal/test_harness.py",
+)
+"""The modules that take longest (make test --durations), in that order. `make test` hands
+whole modules to the workers (--dist loadscope) in collection order: these go first, so no
+worker is left with a long module once the others are done."""
+
+
+def pytest_collection_modifyitems(session, config, items):
+    def rank(item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return SLOW_FIRST.index(path) if path in SLOW_FIRST else len(SLOW_FIRST)
+
+    items.sort(key=rank)  # stable: every module keeps its own order
+
+
 def pytest_terminal_summary(terminalreporter):
     skipped = [r for r in terminalreporter.stats.get("skipped", []) if not hasattr(r, "wasxfail")]
     if skipped and not IN_CI:

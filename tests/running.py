@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import subprocess
+from collections.abc import Iterator, Mapping
 
 
-def medhal_main(*args: str) -> subprocess.CompletedProcess:
-    """`medhal ARGS` in this process: exit code, stdout and stderr as a subprocess gives them."""
+def medhal_main(*args: str, env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess:
+    """`medhal ARGS` in this process: exit code, stdout and stderr as a subprocess gives them.
+    `env`: environment variables to set (None: to unset) for the call only."""
     from medhal.commands.cli import main
 
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with environment(env or {}), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             main(list(args))
         except SystemExit as e:
@@ -24,6 +27,25 @@ def medhal_main(*args: str) -> subprocess.CompletedProcess:
         else:
             code = 0
     return subprocess.CompletedProcess(["medhal", *args], code, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def environment(changes: Mapping[str, str | None]) -> Iterator[None]:
+    """`os.environ` with `changes` applied (None: unset), restored afterwards."""
+    saved = {name: os.environ.get(name) for name in changes}
+    try:
+        for name, value in changes.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def one_line(message: str, *fragments: str) -> str:

@@ -16,7 +16,7 @@ from med_halt.benchmark import DEMO_DIR
 from med_halt.report import REPORT
 from medhal.reports.report import read_run
 from medhal.reports.traces import TraceFileError
-from tests.conftest import run_eval, run_medhal
+from tests.conftest import run_eval
 from tests.med_halt import authors_oracle as oracle
 from tests.running import medhal_main
 from tests.tables import write_csv
@@ -611,7 +611,7 @@ def test_eval_then_report_on_real_rows(assets_dir, tmp_path, endpoint):
     assert by_idx[0]["task"]["data"]["provenance"]["shot_ids"] == tasks[0].data.provenance["shot_ids"]
     assert by_idx[0]["task"]["data"]["selection"]["n_expected"] == 14
 
-    proc = run_medhal("report", str(out), "--no-plots")
+    proc = medhal_main("report", str(out), "--no-plots")
     assert proc.returncode == 0, proc.stderr
     report = json.loads((out / "report.json").read_text())
     sets = report["groups"]["test_set"]

@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import run_eval, run_medhal
 from tests.medfact_bench.fixtures import medhal_in_process, rows, write_predictions
+from tests.running import medhal_main
 from tests.scripted_endpoint import Fault
 from tests.tables import write_jsonl, write_parquet
 
@@ -57,7 +58,7 @@ def test_eval_then_report(tmp_path, endpoint):
     }
     assert by_idx[0]["metrics"]["correct_strict"] == 1.0 and by_idx[0]["metrics"]["parsed"] == 1.0
 
-    proc = run_medhal("report", str(out))
+    proc = medhal_main("report", str(out))
     assert proc.returncode == 1, proc.stderr  # one errored rollout > --max-error-rate 0
     assert "1 of 15 rollouts failed" in proc.stderr and "ProviderError" in proc.stderr
     report = json.loads((out / "report.json").read_text())
@@ -88,7 +89,7 @@ def test_eval_then_report(tmp_path, endpoint):
     assert report["provenance"]["data"]["sha256"] and report["provenance"]["models"] == {"scripted": 15}
     assert {"confusion.png", "by_dataset.png"} <= set(report["plots"])
     assert (out / "report.md").read_text().startswith("## MedFact-Bench")
-    assert run_medhal("report", str(out), "--max-error-rate", "0.1").returncode == 0
+    assert medhal_main("report", str(out), "--max-error-rate", "0.1").returncode == 0
 
 
 def test_score_predictions_matches_hand_count(tmp_path):
@@ -263,7 +264,7 @@ def test_report_compares_several_runs(tmp_path):
         assert proc.returncode == 0, proc.stderr
         runs.append(out)
     cmp = tmp_path / "cmp"
-    proc = run_medhal("report", *map(str, runs), "-o", str(cmp))
+    proc = medhal_main("report", *map(str, runs), "-o", str(cmp))
     assert proc.returncode == 0, proc.stderr
     (comparison,) = json.loads((cmp / "comparison.json").read_text())
     assert comparison["benchmark"] == "medfact-bench"

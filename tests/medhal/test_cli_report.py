@@ -1,5 +1,6 @@
 """`medhal report` as users run it: gates on error rate and completeness, untrusted trace
-files, and outputs that are never left half-written."""
+files, and outputs that are never left half-written. The command runs in this process
+(`tests.running.medhal_main`) except where a test says it runs the executable."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BIN
+from tests.running import medhal_main
 
 DEMO = (
     Path(__file__).parents[2]
@@ -31,7 +33,13 @@ REPLIES = [
 ]
 
 
-def medhal(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+def medhal(*args: str) -> subprocess.CompletedProcess:
+    """`medhal ARGS` in this process (its `main`: parsing, handlers, exit status)."""
+    return medhal_main(*args)
+
+
+def medhal_process(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """The `medhal` executable itself, for the tests that run it end to end."""
     return subprocess.run([str(BIN / "medhal"), *args], capture_output=True, text=True, timeout=timeout)
 
 
@@ -71,7 +79,7 @@ def copy_run(scored: Path, tmp_path: Path) -> Path:
 
 def test_a_complete_run_passes_the_gate(scored, tmp_path):
     run = copy_run(scored, tmp_path)
-    proc = medhal("report", str(run), "--no-plots")
+    proc = medhal_process("report", str(run), "--no-plots")
     assert proc.returncode == 0, proc.stderr
     report = json.loads((run / "report.json").read_text())
     assert (report["n"], report["n_expected"], report["complete"]) == (6, 6, True)

@@ -28,9 +28,10 @@ from pathlib import Path
 import pytest
 
 from medhal.kit.harness import MAX_RETRIES
-from tests.conftest import BIN, run_eval, run_medhal
+from tests.conftest import BIN, run_eval
 from tests.medfact_bench.fixtures import LABELS
 from tests.medfact_bench.fixtures import rows as medfact_rows
+from tests.running import medhal_main
 from tests.scripted_endpoint import Fault, ScriptedEndpoint, last_user_text
 from tests.tables import write_jsonl
 
@@ -109,7 +110,7 @@ def by_idx(rows: list[dict]) -> dict[int, dict]:
 
 
 def report(run_dir: Path, out: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
-    proc = run_medhal("report", str(run_dir), "-o", str(out), *args)
+    proc = medhal_main("report", str(run_dir), "-o", str(out), *args)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode in (0, 1), f"medhal report exited {proc.returncode}:\n{proc.stderr}"
     return proc, json.loads((out / "report.json").read_text())
@@ -165,7 +166,7 @@ def mixed(tmp_path_factory):
         first_attempts = collections.Counter(script.attempts)
         no_traceback(out)
         rep_proc, rep = report(out, tmp / "report", "--max-error-rate", "1")
-        strict_proc = run_medhal("report", str(out), "-o", str(tmp / "report-strict"))
+        strict_proc = medhal_main("report", str(out), "-o", str(tmp / "report-strict"))
         script.healing = True
         script.attempts.clear()
         resumed = resume(out)

@@ -30,10 +30,11 @@ from medhal.kit.harness import (
     send_with_retries,
 )
 from medhal.reports.traces import iter_traces
-from tests.conftest import BIN, run_eval, run_medhal
+from tests.conftest import BIN, run_eval
 from tests.medfact_bench.fixtures import LABELS
 from tests.medfact_bench.fixtures import rows as medfact_rows
 from tests.medhal.fault_endpoint import FaultEndpoint, Raw
+from tests.running import medhal_main
 from tests.tables import write_jsonl
 
 ENV_ID = "medfact-bench"
@@ -355,7 +356,7 @@ def test_api_keys_never_reach_traces_or_reports(tmp_path, monkeypatch):
     # Both keys were in use: the endpoint received them on every request.
     assert all(h.get("x-api-key") == header_key for h in endpoint.headers) and len(endpoint.headers) == 3
     assert all(h.get("Authorization") == f"Bearer {env_key}" for h in endpoint.headers)
-    proc = run_medhal("report", str(out), "-o", str(tmp_path / "report"), "--max-error-rate", "1")
+    proc = medhal_main("report", str(out), "-o", str(tmp_path / "report"), "--max-error-rate", "1")
     assert proc.returncode in (0, 1), proc.stderr
     written = {p.name: p.read_bytes() for p in (tmp_path / "report").iterdir()}
     assert "report.json" in written

@@ -29,6 +29,7 @@ from medhal.reports.published import Published
 from medhal.reports.report import Columns, ItemView, ReportSpec, build_report, read_run
 from medhal.reports.report_files import render
 from tests.conftest import BIN
+from tests.running import medhal_main
 
 # ---------------------------------------------------------------------- a parsed page
 
@@ -780,22 +781,15 @@ def medfact_page(tmp_path_factory) -> Path:
     ]
     preds = root / "preds.jsonl"
     preds.write_text("".join(json.dumps({"idx": i, "reply": r}) + "\n" for i, r in enumerate(replies)))
-    proc = subprocess.run(
-        [
-            str(BIN / "medhal"),
-            "score",
-            "medfact-bench",
-            "--predictions",
-            str(preds),
-            "-o",
-            str(root / "run"),
-            "--dataset-path",
-            str(MEDFACT_DEMO),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    proc = medhal_main(
+        "score",
+        "medfact-bench",
+        "--predictions",
+        str(preds),
+        "-o",
+        str(root / "run"),
+        "--dataset-path",
+        str(MEDFACT_DEMO),
     )
     assert proc.returncode == 0, proc.stderr
     return root / "run"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from medhal.reports.repair import RepairError, repair_run
-from tests.conftest import BIN, run_eval, run_medhal
+from tests.conftest import BIN, run_eval
 from tests.medfact_bench.fixtures import LABELS
 from tests.medfact_bench.fixtures import rows as medfact_rows
 from tests.running import clean_exit_2, medhal_main
@@ -170,7 +170,7 @@ def test_resume_after_a_killed_write(tmp_path, endpoint):
     assert before.returncode != 0
     assert "json.decoder.JSONDecodeError" in before.stderr, before.stderr[-3000:]
 
-    repaired = run_medhal("repair", str(out))
+    repaired = medhal_main("repair", str(out))
     assert repaired.returncode == 0, repaired.stderr
     assert f"moved the partial line {n} ({len(partial):,} bytes" in repaired.stdout
     assert (out / "traces.jsonl.partial").read_bytes() == partial

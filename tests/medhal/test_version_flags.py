@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BIN
+from tests.running import medhal_main
 
 ROOT = Path(__file__).parents[2]
 DEMO = ROOT / "environments" / "medfact_bench" / "medfact_bench" / "demo" / "medfact_demo.jsonl"
@@ -36,9 +36,8 @@ def declared_version(pyproject: Path) -> str:
 
 
 def medhal(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(BIN / "medhal"), *args], capture_output=True, text=True, timeout=300, check=False
-    )
+    """`medhal ARGS` in this process (its `main`)."""
+    return medhal_main(*args)
 
 
 def score(tmp: Path, name: str, *options: str) -> Path:

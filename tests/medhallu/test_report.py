@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import subprocess
 from pathlib import Path
@@ -23,8 +22,9 @@ from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 from medhal.kit.predictions import score_tasks, write_traces
 from medhal.reports.report import build_report, read_run
 from medhallu.report import REPORT
-from tests.conftest import BIN, run_eval, run_medhal
+from tests.conftest import run_eval
 from tests.medhallu.fixtures import PINNED_SHA256, demo_options, demo_rows_path, our_row, select
+from tests.running import medhal_main
 from tests.tables import read_jsonl, write_jsonl
 
 F, H, N = "factual", "hallucinated", "not_sure"
@@ -34,13 +34,12 @@ CONVENTIONS = ("medhal", "authors", "strict")
 def medhal_score(
     shared_data: Path, dataset: Path, predictions: dict[int, str], out: Path, *args: str
 ) -> subprocess.CompletedProcess:
-    """`medhal score medhallu` in a child process, with the pinned prompt from shared data."""
+    """`medhal score medhallu` (its `main`, in this process), with the pinned prompt from shared data."""
     pred_file = out.parent / f"{out.name}-predictions.jsonl"
     pred_file.write_text(
         "".join(json.dumps({"idx": i, "reply": r}) + "\n" for i, r in predictions.items()), encoding="utf-8"
     )
-    argv = [
-        str(BIN / "medhal"),
+    return medhal_main(
         "score",
         "medhallu",
         "--predictions",
@@ -50,10 +49,8 @@ def medhal_score(
         "--dataset-path",
         str(dataset),
         *args,
-    ]
-    env = {**os.environ, "MEDHAL_ASSETS_DIR": str(shared_data)}
-    env.pop("MEDHAL_ASSET_SHA256", None)
-    return subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env, check=False)
+        env={"MEDHAL_ASSETS_DIR": str(shared_data), "MEDHAL_ASSET_SHA256": None},
+    )
 
 
 def report_of(traces: Path) -> dict:
@@ -618,7 +615,7 @@ def test_eval_end_to_end_with_scripted_replies(assets_dir, endpoint, tmp_path):
     assert [by_idx[i]["info"]["pred_label"] for i in range(6)] == [F, H, N, N, None, H]
     assert [by_idx[i]["rewards"]["detection"] for i in range(6)] == [1.0, 1.0, 0.0, 0.0, 0.0, 1.0]
     assert by_idx[3]["info"]["readings"] == {"medhal": N, "authors": H, "strict": None}
-    proc = run_medhal("report", str(out))
+    proc = medhal_main("report", str(out))
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads((out / "report.json").read_text())
     # medhal: 0F 1H 2N 3N 4I 5H; verdicts {0,1,5}, all right; gold pos {1,3,5}
