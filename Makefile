@@ -11,9 +11,15 @@ export PATH := $(dir $(UV_BIN)):$(PATH)
 
 .PHONY: test lint format demo build release-check publish fingerprints mutants
 
-# Linters first: a red lint fails CI as a failing test does.
+# Linters first: a red lint fails CI as a failing test does. Then the suite on every core
+# (pytest-xdist): whole modules per worker (--dist loadscope), so a module's shared fixtures (a
+# scored run, an eval against a faulty endpoint) are made once; the slowest modules start first
+# (SLOW_FIRST in tests/conftest.py). What stays slow, and why: tests/test_release.py is the
+# release check itself (build the four packages, install each environment in a fresh venv from
+# the wheels and PyPI, run it there: about two minutes on its own worker), and the eval tests
+# start verifiers in a new process each, as users run it (the fault, resume and harness tests).
 test: lint
-	uv run --locked pytest
+	uv run --locked pytest -n auto --dist loadscope
 
 # ruff (lint + format check, line length 110) everywhere; mypy strict on the shared library.
 lint:
