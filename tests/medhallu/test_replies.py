@@ -490,3 +490,63 @@ def test_score_records_every_convention_and_follows_the_runs():
 def test_gold_and_wrong_replies():
     assert (gold_reply(Item(F)), wrong_reply(Item(F))) == ("0", "1")
     assert (gold_reply(Item(H)), wrong_reply(Item(H))) == ("1", "0")
+
+
+# ================================================================== edge cases, one by one
+# Every expected reading is written by hand, as a careful human reads the reply; most such cases
+# live in the labelled corpus (replies.jsonl, mh-230 to mh-257). These check the windows of an
+# adjective verdict from the inside, and the limits of the labelled-answer and conditional
+# readings.
+
+
+@pytest.mark.parametrize(
+    ("reply", "label"),
+    [
+        # The copula may stand up to three words before the adjective ("is" ... "accurate"),
+        # and a negation between them flips it.
+        ("The answer is not entirely accurate.", HALLUCINATED),
+        ("The answer is very clearly correct.", FACTUAL),
+        # The subject may stand up to four words before the copula ("answer" ... "is").
+        ("The answer given above is wrong.", HALLUCINATED),
+        # A typographic apostrophe negates like a straight one.
+        ("The answer isn’t correct.", HALLUCINATED),
+        ("It doesn’t contain a hallucination.", FACTUAL),
+    ],
+)
+def test_an_adjective_said_of_the_answer_within_its_windows_is_a_verdict(reply, label):
+    assert read_medhal(reply, True) == label
+
+
+def test_only_the_last_fifty_labelled_answers_are_read():
+    # 1 + 50 labels: the 50 read are all "maybe" (no verdict), so the "Answer: 1" before
+    # them is never reached and the reply has no reading (INVALID). With one "maybe" fewer,
+    # "Answer: 1" is the 50th label from the end and is read: hallucinated.
+    assert read_medhal("Answer: 1\n" + "Answer: maybe\n" * 50, True) is None
+    assert read_medhal("Answer: 1\n" + "Answer: maybe\n" * 49, True) == HALLUCINATED
+
+
+def test_the_latest_labelled_answer_wins_whatever_its_verdict():
+    # A yes/no label (hallucinated) then a later labelled answer (0): the later one wins.
+    assert read_medhal("Hallucination: yes\nAnswer: 0", True) == FACTUAL
+    # Two readings starting at the same place (the start of the last line): "Answer is0"
+    # states 0, the any-language last-line rule reads the final 1. The stated answer is
+    # found first and is kept, whichever verdict sorts first.
+    assert read_medhal("Answer is0: 1", True) == FACTUAL
+    assert read_medhal("Answer is1: 0", True) == HALLUCINATED
+
+
+@pytest.mark.parametrize(
+    ("reply", "label"),
+    [
+        # "if" 40 characters before "unsure" ("If" at 0, "unsure" at 40): a conditional, no
+        # abstention, and nothing else is said: INVALID.
+        ("If the abstract gave no dose I would be unsure.", None),
+        # One character further ("dose," adds a comma: "unsure" at 41): out of the
+        # 40-character reach of a conditional, so the model abstains: not sure.
+        ("If the abstract gave no dose, I would be unsure.", NOT_SURE),
+    ],
+)
+def test_a_conditional_reaches_back_forty_characters_from_an_abstention(reply, label):
+    text = reply.lower()
+    assert text.index("unsure") - text.index("if") in (40, 41)
+    assert read_medhal(reply, True) == label
