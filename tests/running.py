@@ -34,18 +34,18 @@ def environment(changes: Mapping[str, str | None]) -> Iterator[None]:
     """`os.environ` with `changes` applied (None: unset), restored afterwards."""
     saved = {name: os.environ.get(name) for name in changes}
     try:
-        for name, value in changes.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _set_environment(changes)
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _set_environment(saved)
+
+
+def _set_environment(values: Mapping[str, str | None]) -> None:
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def one_line(message: str, *fragments: str) -> str:

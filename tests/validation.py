@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.running import environment
 
 MEDHAL_LOGGER = "medhal.kit.task"
 """Where `validate_task` logs why a task is invalid: `<benchmark> <source id> (idx <n>) is invalid: <why>`."""
@@ -42,21 +41,6 @@ class _Reasons(logging.Handler):
         self.found.setdefault(int(idx), []).append(str(why))
 
 
-@contextmanager
-def _environment(assets: Path | None) -> Iterator[None]:
-    saved = os.environ.get("MEDHAL_ASSETS_DIR")
-    if assets is not None:
-        os.environ["MEDHAL_ASSETS_DIR"] = str(assets)
-    try:
-        yield
-    finally:
-        if assets is not None:
-            if saved is None:
-                os.environ.pop("MEDHAL_ASSETS_DIR", None)
-            else:
-                os.environ["MEDHAL_ASSETS_DIR"] = saved
-
-
 def validate(env_id: str, *args: str, assets: Path | None = None) -> Validation:
     """`validate env_id --runtime.type subprocess ARGS`, with `MEDHAL_ASSETS_DIR=assets`
     when given: each task's verdict, medhal's reasons for the invalid ones, or the error
@@ -77,7 +61,7 @@ def validate(env_id: str, *args: str, assets: Path | None = None) -> Validation:
     logger.addHandler(reasons)
     result = Validation()
     try:
-        with _environment(assets):
+        with environment({} if assets is None else {"MEDHAL_ASSETS_DIR": str(assets)}):
             rows = asyncio.run(run_validate(config))
     except Exception as e:  # a row that cannot be a task: refused at load, with its message
         result.error = f"{type(e).__name__}: {e}"

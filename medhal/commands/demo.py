@@ -295,7 +295,7 @@ def summary_lines(reports: list[dict[str, Any]], model: str, substituted: list[s
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `demo`."""
-    from medhal.commands.report import rate
+    from medhal.commands.report import add_max_error_rate
     from medhal.commands.serve import add_backend_args
 
     demo = sub.add_parser(
@@ -327,8 +327,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     demo.add_argument(
         "--rollout-timeout", type=float, default=600.0, help="seconds per rollout (default 600)"
     )
-    demo.add_argument(
-        "--max-error-rate", type=rate, default=0.0, help="exit 1 above this error rate (0..1, default 0)"
-    )
+    add_max_error_rate(demo, 0.0)
     add_backend_args(demo)
     demo.set_defaults(handler=cmd_demo)

@@ -55,6 +55,16 @@ def gate(reports: list[dict[str, Any]], max_error_rate: float, allow_incomplete:
     return 1 if problems or incomplete else 0
 
 
+def add_max_error_rate(parser: argparse.ArgumentParser, default: float) -> None:
+    """`--max-error-rate`, as every command that reports takes it."""
+    parser.add_argument(
+        "--max-error-rate",
+        type=rate,
+        default=default,
+        help=f"exit 1 when a run's share of failed rollouts exceeds this (0..1, default {default:g})",
+    )
+
+
 def rate(text: str) -> float:
     """The argparse type of every --max-error-rate: a number in [0, 1] (NaN, infinities and
     negatives refused), a one-line error otherwise."""
@@ -75,12 +85,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     rep.add_argument("runs", nargs="+", help="eval output directories or traces.jsonl files")
     rep.add_argument("-o", "--output", type=Path, help="output directory (default: next to each trace file)")
     rep.add_argument("--env", help="environment id (default: read from the traces)")
-    rep.add_argument(
-        "--max-error-rate",
-        type=rate,
-        default=0.0,
-        help="exit 1 when a run's failed share exceeds this (0..1, default 0)",
-    )
+    add_max_error_rate(rep, 0.0)
     rep.add_argument(
         "--allow-incomplete",
         action="store_true",

@@ -12,7 +12,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from medhal.commands.report import gate, rate
+from medhal.commands.report import add_max_error_rate, gate
 from medhal.commands.serve import EndpointFailed, add_backend_args, model_endpoint
 from medhal.kit.options import parse_taskset_options
 
@@ -211,11 +211,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "-o", "--output", type=Path, help="output root (default outputs/reproduce/<benchmark>--<model>)"
     )
     rep.add_argument("--configs", type=Path, help="settings folder (default: the repository's configs/eval)")
-    rep.add_argument(
-        "--max-error-rate",
-        type=rate,
-        default=0.0,
-        help="exit 1 when a run's error rate exceeds this (0..1, default 0)",
-    )
+    add_max_error_rate(rep, 0.0)
     add_backend_args(rep)
     rep.set_defaults(handler=cmd_reproduce, takes_taskset_options=True)

@@ -8,7 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from medhal.commands.report import gate, rate
+from medhal.commands.report import add_max_error_rate, gate
 from medhal.kit.options import parse_taskset_options, taskset_config
 from medhal.reports.registry import report_spec
 from medhal.reports.report_files import report_runs
@@ -54,11 +54,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     sc.add_argument("--dataset-path", type=Path, help="local dataset file (else the pinned Hub dataset)")
     sc.add_argument("-o", "--output", type=Path, required=True)
     sc.add_argument("--model", default="offline", help="model name recorded on the traces")
-    sc.add_argument(
-        "--max-error-rate",
-        type=rate,
-        default=1.0,
-        help="exit 1 when the missing/errored share exceeds this (0..1)",
-    )
+    add_max_error_rate(sc, 1.0)
     sc.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
     sc.set_defaults(handler=cmd_score, takes_taskset_options=True)

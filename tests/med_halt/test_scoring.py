@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pytest
 
@@ -694,17 +695,9 @@ FCT, FAKE, P2T, T2L = "reasoning_FCT", "reasoning_fake", "IR_pmid2title", "IR_ti
 SLEEP_TITLE = "Sleep duration and exam scores of nursing students"
 
 
-@dataclass(frozen=True)
-class GradedItem:
-    """What grading reads of a task (the `Gradable` protocol), without verifiers."""
-
-    test_set: str
-    gold: str
-    rule: str = "normalized"
-    parser: str = "medhal"
-    verdict_gold: str = ""
-    decline_options: tuple[str, ...] = ()
-    paper_exists: bool | None = None
+def graded_item(test_set: str, gold: str, rule: str = "normalized", **fields: Any) -> Item:
+    """An `Item` graded with normalized IR matching unless told otherwise."""
+    return Item(test_set, gold, rule, **fields)
 
 
 def _title_reply(title: str) -> object:
@@ -721,11 +714,11 @@ def test_a_link_answer_equal_to_a_gold_without_a_pubmed_id_is_right():
 def test_without_an_existence_flag_the_gold_says_whether_the_paper_exists():
     # paper_exists unknown (None): a gold other than "Unknown" means a real paper, graded by
     # its title (the same title is right, "Unknown" is wrong) ...
-    real = GradedItem(P2T, SLEEP_TITLE, paper_exists=None)
+    real = graded_item(P2T, SLEEP_TITLE, paper_exists=None)
     assert grade(real, _title_reply(SLEEP_TITLE)).outcomes["ir_normalized"] == 1.0
     assert grade(real, _title_reply("Unknown")).outcomes["ir_normalized"] == 0.0
     # ... and the gold "Unknown" means a fake paper: an "Unknown"-like answer is right.
-    fake = GradedItem(P2T, "Unknown", paper_exists=None)
+    fake = graded_item(P2T, "Unknown", paper_exists=None)
     assert grade(fake, _title_reply("Not found")).outcomes["ir_normalized"] == 1.0
     assert grade(fake, _title_reply(SLEEP_TITLE)).outcomes["ir_normalized"] == 0.0
 
@@ -734,7 +727,7 @@ def test_a_known_existence_flag_wins_over_the_gold_text():
     # The row says the paper exists; its gold happens to read "Unknown". Graded as a real
     # paper: only the gold text itself is right, a decline such as "Not found" is wrong
     # (graded as a fake paper it would be right).
-    item = GradedItem(P2T, "Unknown", paper_exists=True)
+    item = graded_item(P2T, "Unknown", paper_exists=True)
     assert grade(item, _title_reply("Not found")).outcomes["ir_normalized"] == 0.0
     assert grade(item, _title_reply("unknown")).outcomes["ir_normalized"] == 1.0
 
@@ -747,17 +740,17 @@ def test_the_wrong_fct_reply_gives_the_opposite_verdict():
     # The gold verdict "yes" (the proposed answer was right): the wrong reply says "no", and
     # the other way round; the answer itself is never a gold text.
     for gold_verdict, wrong_verdict in (("yes", "no"), ("no", "yes")):
-        reply = _dict(wrong_reply(GradedItem(FCT, "Vitamin C", rule="exact", verdict_gold=gold_verdict)))
+        reply = _dict(wrong_reply(graded_item(FCT, "Vitamin C", rule="exact", verdict_gold=gold_verdict)))
         assert reply["is_answer_correct"] == wrong_verdict
         assert reply["answer"] == "medhal wrong answer"
-        right = _dict(gold_reply(GradedItem(FCT, "Vitamin C", rule="exact", verdict_gold=gold_verdict)))
+        right = _dict(gold_reply(graded_item(FCT, "Vitamin C", rule="exact", verdict_gold=gold_verdict)))
         assert (right["is_answer_correct"], right["answer"]) == (gold_verdict, "Vitamin C")
 
 
 def test_the_gold_reply_to_a_fake_question_declines():
     # A fake question's gold is the row's decline option; the perfect reply says "I do not
     # know" whatever the option's wording.
-    item = GradedItem(
+    item = graded_item(
         FAKE,
         "None of these is a real drug",
         rule="decline",

@@ -73,3 +73,33 @@ def medhal_in_process(*args: str) -> subprocess.CompletedProcess:
     from tests.running import medhal_main
 
     return medhal_main(*args)
+
+
+DEMO_ROWS = (
+    Path(__file__).parents[2]
+    / "environments"
+    / "medfact_bench"
+    / "medfact_bench"
+    / "demo"
+    / "medfact_demo.jsonl"
+)
+"""The six demo rows shipped with the environment (written by us)."""
+
+
+def score_demo(replies: list[str], out: Path, *args: str) -> Path:
+    """`medhal score medfact-bench` (in this process) of the demo rows answered with
+    `replies` in idx order: the run directory `out` (traces and report)."""
+    predictions = write_predictions(out.parent / f"{out.name}-predictions.jsonl", dict(enumerate(replies)))
+    proc = medhal_in_process(
+        "score",
+        "medfact-bench",
+        "--predictions",
+        str(predictions),
+        "-o",
+        str(out),
+        "--dataset-path",
+        str(DEMO_ROWS),
+        *args,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out

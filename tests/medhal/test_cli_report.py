@@ -13,16 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BIN
+from tests.medfact_bench.fixtures import score_demo
 from tests.running import medhal_main
 
-DEMO = (
-    Path(__file__).parents[2]
-    / "environments"
-    / "medfact_bench"
-    / "medfact_bench"
-    / "demo"
-    / "medfact_demo.jsonl"
-)
 REPLIES = [
     "<think>a</think><score>2</score>",
     "<think>b</think><score>-2</score>",
@@ -53,22 +46,7 @@ def one_line_error(proc: subprocess.CompletedProcess) -> str:
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory) -> Path:
     """A complete MedFact-Bench run of the six demo rows, scored offline."""
-    root = tmp_path_factory.mktemp("scored")
-    preds = root / "preds.jsonl"
-    preds.write_text("".join(json.dumps({"idx": i, "reply": r}) + "\n" for i, r in enumerate(REPLIES)))
-    proc = medhal(
-        "score",
-        "medfact-bench",
-        "--predictions",
-        str(preds),
-        "-o",
-        str(root / "run"),
-        "--dataset-path",
-        str(DEMO),
-        "--no-plots",
-    )
-    assert proc.returncode == 0, proc.stderr
-    return root / "run"
+    return score_demo(REPLIES, tmp_path_factory.mktemp("scored") / "run", "--no-plots")
 
 
 def copy_run(scored: Path, tmp_path: Path) -> Path:

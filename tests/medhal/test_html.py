@@ -29,7 +29,7 @@ from medhal.reports.published import Published
 from medhal.reports.report import Columns, ItemView, ReportSpec, build_report, read_run
 from medhal.reports.report_files import render
 from tests.conftest import BIN
-from tests.running import medhal_main
+from tests.medfact_bench.fixtures import score_demo
 
 # ---------------------------------------------------------------------- a parsed page
 
@@ -757,15 +757,6 @@ def test_a_star_needs_an_interval_excluding_zero(comparison):
 
 # --------------------------------------------------------------- the real benchmark
 
-MEDFACT_DEMO = (
-    Path(__file__).parents[2]
-    / "environments"
-    / "medfact_bench"
-    / "medfact_bench"
-    / "demo"
-    / "medfact_demo.jsonl"
-)
-
 
 @pytest.fixture(scope="module")
 def medfact_page(tmp_path_factory) -> Path:
@@ -779,20 +770,7 @@ def medfact_page(tmp_path_factory) -> Path:
         "<score>1</score>",
         "<score>-1</score>",
     ]
-    preds = root / "preds.jsonl"
-    preds.write_text("".join(json.dumps({"idx": i, "reply": r}) + "\n" for i, r in enumerate(replies)))
-    proc = medhal_main(
-        "score",
-        "medfact-bench",
-        "--predictions",
-        str(preds),
-        "-o",
-        str(root / "run"),
-        "--dataset-path",
-        str(MEDFACT_DEMO),
-    )
-    assert proc.returncode == 0, proc.stderr
-    return root / "run"
+    return score_demo(replies, root / "run")
 
 
 def test_medhal_score_writes_a_self_contained_page(medfact_page):

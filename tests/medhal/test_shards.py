@@ -5,21 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from tests.conftest import BIN, run_eval
-
-DEMO = (
-    Path(__file__).parents[2]
-    / "environments"
-    / "medfact_bench"
-    / "medfact_bench"
-    / "demo"
-    / "medfact_demo.jsonl"
-)
+from tests.medfact_bench.fixtures import DEMO_ROWS as DEMO
 
 
 def report(*args: str) -> subprocess.CompletedProcess:

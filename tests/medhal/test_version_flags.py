@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.medfact_bench.fixtures import score_demo
 from tests.running import medhal_main
 
 ROOT = Path(__file__).parents[2]
-DEMO = ROOT / "environments" / "medfact_bench" / "medfact_bench" / "demo" / "medfact_demo.jsonl"
 REPLIES = [
     "<score>2</score>",
     "<score>-2</score>",
@@ -41,23 +41,7 @@ def medhal(*args: str) -> subprocess.CompletedProcess:
 
 
 def score(tmp: Path, name: str, *options: str) -> Path:
-    preds = tmp / "preds.jsonl"
-    preds.write_text("".join(json.dumps({"idx": i, "reply": r}) + "\n" for i, r in enumerate(REPLIES)))
-    out = tmp / name
-    proc = medhal(
-        "score",
-        "medfact-bench",
-        "--predictions",
-        str(preds),
-        "-o",
-        str(out),
-        "--dataset-path",
-        str(DEMO),
-        "--no-plots",
-        *options,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return out
+    return score_demo(REPLIES, tmp / name, "--no-plots", *options)
 
 
 @pytest.fixture(scope="module")
