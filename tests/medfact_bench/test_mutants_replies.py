@@ -16,8 +16,10 @@ from medfact_bench.replies import read_medhal
         # A "final score" stated in prose settles the reading over earlier labelled scores.
         ("Score: 1\nOn reflection the final score is 2.", 2),
         ("The score is -1 at first.\nThe final score is 0.", 0),
-        # Without "final", two different stated scores leave nothing to choose: INVALID.
-        ("Score: 1\nOn reflection the score is 2.", None),
+        # "On reflection" marks the later score as a correction; without any mark, two
+        # different stated scores leave nothing to choose: INVALID.
+        ("Score: 1\nOn reflection the score is 2.", 2),
+        ("Score: 1\nThen the score is 2.", None),
     ],
 )
 def test_a_final_score_stated_in_prose_settles_the_reading(reply, score):
@@ -45,9 +47,9 @@ def test_only_the_last_fifty_score_labels_are_read():
         # Off the scale however it is written.
         ("<score>0010</score>", None),
         ("<score>-3</score>", None),
-        # At most four characters: a generation running away with zeros is not a score
-        # (nor an error: it is never converted).
-        ("<score>00002</score>", None),
+        # Any leading zeros up to int()'s 4,300 digits (as the authors read them); a longer
+        # run is a generation running away, not a score (nor an error: never converted).
+        ("<score>00002</score>", 2),
         ("<score>" + "0" * 100_000 + "2</score>", None),
         ("<score>" + "9" * 100_000 + "</score>", None),
     ],
