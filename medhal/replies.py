@@ -318,7 +318,8 @@ def labelled(
 _CORRECTION = re.compile(
     r"\b(?:wait|correction|corrected|correcting|final(?:ly)?|revised|updated|on\s+(?:second\s+thoughts?|"
     r"reflection|closer\s+(?:look|reading))|scratch\s+that|let\s+me\s+(?:correct|revise|reconsider)|"
-    r"i\s+(?:made\s+a\s+mistake|was\s+wrong|meant)|corrección|correção|korrektur|correzione)\b|"
+    r"i\s+(?:made\s+a\s+mistake|was\s+wrong|meant)|corrección|correção|korrektur|correzione|"
+    r"but|however|instead|rather|so|therefore|thus|hence|overall|in\s+(?:conclusion|summary))\b|"
     r"(?:^|[.!?;:,])\s*actually\b",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -326,7 +327,8 @@ _CORRECTION = re.compile(
 
 def marks_correction(between: str) -> bool:
     """Whether the text between two answers marks the second as the model's correction or
-    its final word ("Wait, actually", "Correction:", "Final score:", "On second thought").
+    its final word ("Wait, actually", "Correction:", "Final score:", "On second thought",
+    "but", "so", "therefore": what follows them replaces or concludes what came before).
     "Actually" counts only opening a sentence or clause: inside one it is emphasis ("the
     article actually reports ...")."""
     return _CORRECTION.search(between) is not None
@@ -338,7 +340,7 @@ _RETRACTION = re.compile(
     r"not\s+really|scratch\s+that|just\s+kidding|(?:i\s+)?take\s+(?:that|it)\s+back|"
     r"(?:ignore|disregard)\s+(?:that|this)|never\s*mind)"
     r"|(?P<wrong>(?:that|this)(?:['’]s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+right|a\s+mistake))"
-    r"|not\s+(?P<value>[^\n]{1,60}?))[\W_]*",
+    r"|not\s+(?P<value>[+\-−]?\d+(?:[.,]\d+)?|(?<=[\W_])\w+(?:[ \t]+\w+){0,4}))[\W_]*",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"[.!?\n]+(?=[^\S\n]*\S)")
@@ -349,16 +351,20 @@ RETRACTED = ""
 def retraction(text: str) -> str | None:
     """What the reply's last sentence takes back, when it is a bare retraction of what came
     before: RETRACTED ("No, it isn't.", "Scratch that.", "Just kidding.", "No, that's
-    wrong."), or the value it denies ("No, not 2." gives "2"; the reader compares it with
-    the answer it read: "(not -2)" after a 0 clarifies, it does not retract). None when the
-    last sentence is anything else. "That's wrong" retracts only after "No"/"Wait"/...:
-    alone it may be a verdict on the judged answer. Reads only the last 200 characters."""
+    wrong."), or the value it denies ("Not 1." and "No, not 2." give "1" and "2", "No, not
+    Desmin." gives "Desmin"; the reader compares it with the answer it read: "(not -2)"
+    after a 0 clarifies, it does not retract). None when the last sentence is anything
+    else. "That's wrong" and "not" with words retract only after "No"/"Wait"/...: alone
+    they may be a verdict on the judged answer ("Not correct."). Reads only the last 200
+    characters."""
     tail = text[-200:].strip()
     boundary = last_of(_SENTENCE_END.finditer(tail))
     sentence = tail[boundary.end() :].strip() if boundary is not None else tail
     match = _RETRACTION.fullmatch(sentence)
     if match is None or (match.group("wrong") and not match.group("lead")):
         return None
+    if match.group("value") and not match.group("lead") and not match.group("value")[-1].isdigit():
+        return None  # "Not correct." alone is a verdict; "Not 1." or "No, not Desmin." takes one back
     value = match.group("value")
     if value is None or value.strip().lower() in ("it", "that", "this", "so"):
         return RETRACTED
