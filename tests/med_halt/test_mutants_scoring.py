@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from med_halt.replies import read_authors, read_medhal
 from med_halt.scoring import gold_reply, grade, ir_normalized, wrong_reply
@@ -27,6 +27,7 @@ class Item:
     verdict_gold: str = ""
     decline_options: tuple[str, ...] = ()
     paper_exists: bool | None = None
+    choices: dict[str, str] = field(default_factory=dict)
 
 
 def _title_reply(title: str) -> object:

@@ -9,7 +9,7 @@ imported from the package for it)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -52,6 +52,7 @@ class Item:
     verdict_gold: str = ""
     decline_options: tuple[str, ...] = ()
     paper_exists: bool | None = None
+    choices: dict[str, str] = field(default_factory=dict)
 
 
 def graded(test_set, reply, gold, rule="exact", **fields):

@@ -137,6 +137,8 @@ def test_arbitrary_text_never_raises(text, offered):
 
 
 class _Item:
+    answer_vocabulary = "digits"
+
     def __init__(self, label, parser, offered, not_sure_reward):
         self.label, self.parser, self.not_sure_offered, self.not_sure_reward = (
             label,

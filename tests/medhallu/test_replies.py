@@ -436,6 +436,8 @@ def test_reward(label, gold, not_sure_reward, expected):
 class Item:
     """What `score` needs of a task's data (the `Gradable` protocol)."""
 
+    answer_vocabulary = "digits"
+
     def __init__(
         self, label: str, parser: str = "medhal", offered: bool = True, not_sure_reward: float = 0.0
     ):
