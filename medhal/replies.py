@@ -277,8 +277,11 @@ def label_pattern(labels: Iterable[str]) -> re.Pattern[str]:
     is deliberately not a label: prompt echoes and explanations say it all the time."""
     words = sorted({w.strip().lower() for w in labels if w.strip()}, key=len, reverse=True)
     alternatives = "|".join(re.escape(w).replace(r"\ ", r"[ \t]+") for w in words)
+    # The lookahead on the labels' first letters lets the engine skip every other position
+    # at once (without it, each position of a long reply tries every label in turn).
+    first = re.escape("".join(sorted({w[0] for w in words})))
     return re.compile(
-        rf"(?<![\w-])(?:{alternatives})[\"']?[ \t]*[:：=\-–—][ \t]*",
+        rf"(?=[{first}])(?<![\w-])(?:{alternatives})[\"']?[ \t]*[:：=\-–—][ \t]*",
         re.IGNORECASE,
     )
 

@@ -353,8 +353,9 @@ def _read(text: str, keys: tuple[str, ...], choices: Choices) -> Reading:
     tolerant = _keyed(text, keys, lambda span: (key_values(span), KEY_VALUE), json_aware_first=False)
     if tolerant is not None:
         return _by_index(tolerant, keys, choices)
-    if choices:
-        index_keys = tuple(f"{key}_index" for key in keys)
+    index_keys = tuple(f"{key}_index".lower() for key in keys)
+    lowered = text.lower() if choices else ""
+    if choices and any(key in lowered for key in index_keys):  # a cheap scan before parsing spans
         indexed = _keyed(text, index_keys, _literal, json_aware_first=True) or _keyed(
             text, index_keys, lambda span: (key_values(span), KEY_VALUE), json_aware_first=False
         )

@@ -249,6 +249,8 @@ def _mentions(text: str) -> list[_Mention]:
 
 def _words(clause: str) -> list[str]:
     """The words of a clause, a contracted copula spelt out ("it's" -> "it", "is")."""
+    if "s" not in clause or ("'s" not in clause and "’s" not in clause):
+        return _WORD.findall(clause)
     words: list[str] = []
     for word in _WORD.findall(clause):
         subject = _IS_CONTRACTED.get(word)
