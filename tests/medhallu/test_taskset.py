@@ -456,6 +456,14 @@ def test_a_repeated_row_gives_its_own_two_items(assets_dir, tmp_path):
     assert len({(t.data.source_id, t.data.label) for t in tasks}) == len(tasks)
 
 
+def medhal_score(predictions: Path, dataset: Path, out: Path, *args: str):
+    """`medhal score medhallu` on a predictions file, in this process."""
+    from tests.running import medhal_main
+
+    paths = ("--predictions", str(predictions), "--dataset-path", str(dataset), "-o", str(out))
+    return medhal_main("score", "medhallu", *paths, *args)
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
@@ -470,22 +478,13 @@ def test_a_repeated_row_gives_its_own_two_items(assets_dir, tmp_path):
     ids=["missing column", "wrong label", "empty string", "knowledge not a list"],
 )
 def test_bad_rows_through_medhal_score_are_one_clean_line(assets_dir, tmp_path, mutate, message):
-    from tests.running import clean_exit_2, medhal_main
+    from tests.running import clean_exit_2
 
     rows = read_jsonl(DEMO_ROWS)
     mutate(rows)
     path = write_jsonl(tmp_path / "pqa_labeled.jsonl", rows)
     predictions = write_jsonl(tmp_path / "predictions.jsonl", [{"idx": 0, "reply": "1"}])
-    proc = medhal_main(
-        "score",
-        "medhallu",
-        "--predictions",
-        str(predictions),
-        "--dataset-path",
-        str(path),
-        "-o",
-        str(tmp_path / "out"),
-    )
+    proc = medhal_score(predictions, path, tmp_path / "out")
     clean_exit_2(proc, str(path), message)
     assert not (tmp_path / "out" / "traces.jsonl").exists()
 
@@ -575,8 +574,6 @@ def test_medhal_score_with_the_halueval_vocabulary(assets_dir, tmp_path):
     replies are unreadable under `medhal` (F1 0), and the option is on every trace."""
     import json
 
-    from tests.running import medhal_main
-
     tasks = load(**demo_options())
     words = {"hallucinated": "Yes", "factual": "No"}
     replies = [{"idx": t.data.idx, "reply": f"#Your Judgement#: {words[t.data.label]}"} for t in tasks]
@@ -584,18 +581,7 @@ def test_medhal_score_with_the_halueval_vocabulary(assets_dir, tmp_path):
     figures = {}
     for name, extra in (("halueval", ["--taskset.answer_vocabulary", "halueval"]), ("digits", [])):
         out = tmp_path / name
-        proc = medhal_main(
-            "score",
-            "medhallu",
-            "--predictions",
-            str(predictions),
-            "--dataset-path",
-            str(DEMO_ROWS),
-            "-o",
-            str(out),
-            "--no-plots",
-            *extra,
-        )
+        proc = medhal_score(predictions, DEMO_ROWS, out, "--no-plots", *extra)
         assert proc.returncode == 0, proc.stderr
         figures[name] = json.loads((out / "report.json").read_text(encoding="utf-8"))["conventions"]["medhal"]
         traces = read_jsonl(out / "traces.jsonl")
