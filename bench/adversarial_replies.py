@@ -15,10 +15,13 @@ from functools import partial
 from pathlib import Path
 
 from med_halt.replies import READERS as MED_HALT
+from med_halt.replies import read_medhal as read_med_halt
 from medfact_bench.replies import READERS as MEDFACT
 from medhallu.replies import READERS as MEDHALLU
 
 ROOT = Path(__file__).resolve().parents[1]
+CHOICES = {"0": "Iron", "1": "Zinc", "2": "Vitamin C", "3": "None of the above"}
+"""An item's options, for the Med-HALT reading that resolves answers against them."""
 
 
 def hostile(size: int) -> dict[str, str]:
@@ -38,6 +41,16 @@ def hostile(size: int) -> dict[str, str]:
         "answer labels": "answer:",
         "verdict sentences": "the answer is not hallucinated because ",
         "unclosed value": "{'cop': 'x",
+        # Round 2 (issue 23): the shapes the new rules look for, repeated.
+        "corrections between scores": "<score>1</score> Wait, actually, ",
+        "score headings": "## Score\n",
+        "scale words": "Strong Agreement (",
+        "arrow verdicts": "hallucinated → ",
+        "translated labels": "答案：",
+        "closed boxes": "\\boxed{1}",
+        "bracketed indices": "Iron (2) or ",
+        "retractions": "No, not ",
+        "hedged openers": "I would say ",
     }
     shapes = {name: piece * (size // len(piece)) for name, piece in unit.items()}
     shapes["score then digits"] = "<score>" + "9" * size
@@ -53,6 +66,7 @@ BENCHMARKS: dict[str, dict[str, Reader]] = {
     "medhallu": {name: partial(lambda r, t: r(t, True), r) for name, r in MEDHALLU.items()},
     "medfact-bench": dict(MEDFACT),
     "med-halt": {name: partial(lambda r, t: r(t, ("cop",)), r) for name, r in MED_HALT.items()},
+    "med-halt with options": {"medhal": partial(read_med_halt, keys=("cop",), choices=CHOICES)},
 }
 
 

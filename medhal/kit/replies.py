@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from typing import Literal, TypeVar, get_args
 
@@ -32,7 +32,12 @@ CONVENTIONS: tuple[str, ...] = get_args(Convention)
 _REASONING_TAG = re.compile(r"<(/?)\s*(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
 """Opening and closing tags of reasoning blocks (think, thinking, reasoning), any letter case."""
 _FENCE = re.compile(r"```[\w+-]*")
-_DECORATION = re.compile(r"\*{1,3}|_{2,3}|`+|^[ \t]*#{1,6}[ \t]*|^[ \t]*>[ \t]?", re.MULTILINE)
+BULLETS = "•◦▪▫‣∙→⇒➜➔►▸▶"
+"""Marks that open a list line ("• Answer: 1", "→ Final score: 2"): decoration, like `*`
+and `#`. Dashes are not among them: a line may open with a negative number."""
+_DECORATION = re.compile(
+    rf"\*{{1,3}}|_{{2,3}}|`+|^[ \t]*#{{1,6}}[ \t]*|^[ \t]*>[ \t]?|^[ \t]*[{BULLETS}]+[ \t]*", re.MULTILINE
+)
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _LATEX_WRAPPER = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{")
 
@@ -63,6 +68,19 @@ def after_reasoning(reply: str | None) -> str | None:
     return None if left_open else reply[answer_start:]
 
 
+def before_reasoning(reply: str | None) -> str | None:
+    """The text before the reply's first reasoning block: an answer given before the model
+    started to reason ("<score>2</score><think>…"). None when the reply has no reasoning
+    tag, or when its first tag is a closing one (then the text before it is reasoning that
+    the chat template opened)."""
+    if reply is None:
+        return None
+    first = _REASONING_TAG.search(reply)
+    if first is None or first.group(1):
+        return None
+    return reply[: first.start()]
+
+
 def after_leading_reasoning(reply: str | None) -> str | None:
     """The reply after one well-formed reasoning block at its very start (the strict
     reading allows a model's native thinking, and nothing else, before the answer).
@@ -82,7 +100,8 @@ def without_fences(text: str) -> str:
 
 
 def plain(text: str) -> str:
-    """Markdown decoration removed: emphasis, inline code, heading and quote marks."""
+    """Markdown decoration removed: emphasis, inline code, heading and quote marks, and
+    the bullets that open a list line."""
     return _DECORATION.sub("", without_fences(text))
 
 
@@ -123,6 +142,54 @@ def unwrap_latex(text: str) -> str:
     return text
 
 
+BOXES_READ = 50
+"""Boxes read, from the last one back (a runaway generation of thousands of boxes costs
+one scan, not thousands of readings)."""
+
+
+def boxed_all(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, content) of every closed `\\boxed{…}` (or `\\fbox{…}`) in order, the
+    content with LaTeX wrappers removed; a box holding another box gives way to it (the
+    inner one is the answer, as `last_boxed` reads it). At most the last `BOXES_READ`.
+    Braces are matched in one pass, so many unclosed boxes cost linear time."""
+    starts = [(m.start(), m.end()) for m in _BOXED.finditer(text)]
+    if not starts:
+        return []
+    closing: dict[int, int] = {}
+    stack: list[int] = []
+    for match in re.finditer(r"[{}]", text):
+        if match.group() == "{":
+            stack.append(match.start())
+        elif stack:
+            closing[stack.pop()] = match.start()
+    found: list[tuple[int, int, str]] = []
+    for n, (start, inner) in enumerate(starts):
+        end = closing.get(inner - 1)  # the box's `{` ends its match
+        if end is None or (n + 1 < len(starts) and starts[n + 1][0] < end):
+            continue  # unclosed, or holding the next box
+        found.append((start, end + 1, unwrap_latex(text[inner:end])))
+    return found[-BOXES_READ:]
+
+
+def settled(text: str, answers: Sequence[tuple[int, int, T]]) -> T | None:
+    """The answer a reply settles on, given every answer it states in order as (start, end,
+    value), where a value may be None (stated but unreadable). Answers that all agree give
+    their value. Otherwise the last answer that the text before it marks as a correction or
+    a final answer (`marks_correction`, looked for since the previous answer, the
+    answer's own label included) counts, when every later answer agrees with it. Otherwise
+    the reply names different answers without settling on one: None."""
+    if not answers:
+        return None
+    values = {value for _, _, value in answers}
+    if len(values) == 1:
+        return answers[0][2]
+    for n in range(len(answers) - 1, 0, -1):
+        if marks_correction(text[answers[n - 1][1] : answers[n][0]]):
+            value = answers[n][2]
+            return value if all(later == value for _, _, later in answers[n + 1 :]) else None
+    return None
+
+
 def last_boxed(text: str) -> str | None:
     """The content of the last `\\boxed{…}` (or `\\fbox{…}`), LaTeX wrappers removed.
     None when there is none, or when the last one is never closed (cut off)."""
@@ -148,6 +215,60 @@ ANSWER_LABELS = (
 )
 """Words that introduce an explicit answer, as models write them."""
 
+TRANSLATED_ANSWER_LABELS = (
+    # Spanish, Portuguese, French, Italian, German, Dutch
+    "respuesta",
+    "respuesta final",
+    "juicio",
+    "veredicto",
+    "resposta",
+    "resposta final",
+    "julgamento",
+    "veredito",
+    "réponse",
+    "réponse finale",
+    "jugement",
+    "risposta",
+    "risposta finale",
+    "giudizio",
+    "verdetto",
+    "antwort",
+    "endgültige antwort",
+    "urteil",
+    "antwoord",
+    "oordeel",
+    # Russian, Polish, Turkish
+    "ответ",
+    "окончательный ответ",
+    "вердикт",
+    "odpowiedź",
+    "werdykt",
+    "cevap",
+    "yanıt",
+    "karar",
+    # Chinese, Japanese, Korean
+    "答案",
+    "最终答案",
+    "回答",
+    "答复",
+    "判断",
+    "判断结果",
+    "最终判断",
+    "你的判断",
+    "判定",
+    "結論",
+    "结论",
+    "答え",
+    "最終回答",
+    "답",
+    "답변",
+    "정답",
+    "판단",
+    "판정",
+)
+"""The answer labels of `ANSWER_LABELS` as models write them in other languages (a model
+asked in English often answers in the language of its system prompt or its fine-tuning)."""
+
 
 def label_pattern(labels: Iterable[str]) -> re.Pattern[str]:
     """A pattern finding `<label>:` (also `=`, or a dash), any case, at a word boundary.
@@ -155,8 +276,11 @@ def label_pattern(labels: Iterable[str]) -> re.Pattern[str]:
     is deliberately not a label: prompt echoes and explanations say it all the time."""
     words = sorted({w.strip().lower() for w in labels if w.strip()}, key=len, reverse=True)
     alternatives = "|".join(re.escape(w).replace(r"\ ", r"[ \t]+") for w in words)
+    # The lookahead on the labels' first letters lets the engine skip every other position
+    # at once (without it, each position of a long reply tries every label in turn).
+    first = re.escape("".join(sorted({w[0] for w in words})))
     return re.compile(
-        rf"(?<![\w-])(?:{alternatives})[\"']?[ \t]*[:：=\-–—][ \t]*",
+        rf"(?=[{first}])(?<![\w-])(?:{alternatives})[\"']?[ \t]*[:：=\-–—][ \t]*",
         re.IGNORECASE,
     )
 
@@ -182,13 +306,71 @@ def labelled(
         # label may cost a copy of everything before it).
         back = max(0, match.start() - limit)
         line_start = text.rfind("\n", back, match.start()) + 1
-        heads_line = (line_start > 0 or back == 0) and not text[line_start : match.start()].strip(" \t*#>-_`")
+        heads_line = (line_start > 0 or back == 0) and not text[line_start : match.start()].strip(
+            " \t*#>-_`" + BULLETS
+        )
         if not value and end != -1 and heads_line:
             rest = window[end:].lstrip()
             stop = rest.find("\n")
             value = (rest if stop == -1 else rest[:stop]).strip()
         if value:
             yield match.start(), value
+
+
+_CORRECTION = re.compile(
+    r"\b(?:wait|correction|corrected|correcting|final(?:ly)?|revised|updated|on\s+(?:second\s+thoughts?|"
+    r"reflection|closer\s+(?:look|reading))|scratch\s+that|let\s+me\s+(?:correct|revise|reconsider)|"
+    r"i\s+(?:made\s+a\s+mistake|was\s+wrong|meant)|corrección|correção|korrektur|correzione|"
+    r"but|however|instead|rather|so|therefore|thus|hence|overall|in\s+(?:conclusion|summary))\b|"
+    r"(?:^|[.!?;:,])\s*actually\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def marks_correction(between: str) -> bool:
+    """Whether the text between two answers marks the second as the model's correction or
+    its final word ("Wait, actually", "Correction:", "Final score:", "On second thought",
+    "but", "so", "therefore": what follows them replaces or concludes what came before).
+    "Actually" counts only opening a sentence or clause: inside one it is emphasis ("the
+    article actually reports ...")."""
+    return _CORRECTION.search(between) is not None
+
+
+_RETRACTION = re.compile(
+    r"[\W_]*(?P<lead>(?:(?:no|nope|wait|actually|hmm+|oh|sorry|oops)\b[\W_]*)+)?"
+    r"(?:(?P<bare>(?:it|that|this)\s*(?:isn['’]?t|is\s+not|['’]s\s+not|wasn['’]?t|was\s+not)(?:\s+(?:it|so))?|"
+    r"not\s+really|scratch\s+that|just\s+kidding|(?:i\s+)?take\s+(?:that|it)\s+back|"
+    r"(?:ignore|disregard)\s+(?:that|this)|never\s*mind)"
+    r"|(?P<wrong>(?:that|this)(?:['’]s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+right|a\s+mistake))"
+    r"|not\s+(?P<value>[+\-−]?\d+(?:[.,]\d+)?|(?<=[\W_])\w+(?:[ \t]+\w+){0,4}))[\W_]*",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.!?\n]+(?=[^\S\n]*\S)")
+RETRACTED = ""
+"""`retraction`'s answer when the last sentence takes back whatever came before it."""
+
+
+def retraction(text: str) -> str | None:
+    """What the reply's last sentence takes back, when it is a bare retraction of what came
+    before: RETRACTED ("No, it isn't.", "Scratch that.", "Just kidding.", "No, that's
+    wrong."), or the value it denies ("Not 1." and "No, not 2." give "1" and "2", "No, not
+    Desmin." gives "Desmin"; the reader compares it with the answer it read: "(not -2)"
+    after a 0 clarifies, it does not retract). None when the last sentence is anything
+    else. "That's wrong" and "not" with words retract only after "No"/"Wait"/...: alone
+    they may be a verdict on the judged answer ("Not correct."). Reads only the last 200
+    characters."""
+    tail = text[-200:].strip()
+    boundary = last_of(_SENTENCE_END.finditer(tail))
+    sentence = tail[boundary.end() :].strip() if boundary is not None else tail
+    match = _RETRACTION.fullmatch(sentence)
+    if match is None or (match.group("wrong") and not match.group("lead")):
+        return None
+    if match.group("value") and not match.group("lead") and not match.group("value")[-1].isdigit():
+        return None  # "Not correct." alone is a verdict; "Not 1." or "No, not Desmin." takes one back
+    value = match.group("value")
+    if value is None or value.strip().lower() in ("it", "that", "this", "so"):
+        return RETRACTED
+    return value.strip()
 
 
 def last_labelled(text: str, pattern: re.Pattern[str], limit: int = 200) -> str | None:

@@ -1,6 +1,7 @@
 """Every case of the hand-labelled Med-HALT reply corpus (`tests/med_halt/replies.jsonl`)
-reads as labelled under all three conventions, through `med_halt.replies.READERS` with the
-set's own answer keys (`med_halt.benchmark.SETS[set].answer_keys`).
+reads as labelled under all three conventions, through `med_halt.replies.read_all` with the
+set's own answer keys (`med_halt.benchmark.SETS[set].answer_keys`) and, where the case gives
+them, the item's options by index (`choices`, which only the `medhal` reading uses).
 
 WHY: the corpus was labelled by hand, independently of the readers, so it judges them;
 one test per (case, convention), so a disagreement names the case and the convention.
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from med_halt.benchmark import SETS
-from med_halt.replies import CONVENTIONS, READERS
+from med_halt.replies import CONVENTIONS, read_all
 from tests.tables import read_jsonl
 
 CORPUS = Path(__file__).with_name("replies.jsonl")
@@ -40,7 +41,7 @@ def test_the_corpus_is_labelled_for_every_convention_and_set():
 
 @pytest.mark.parametrize(("case", "convention"), PAIRS, ids=[f"{c['id']}-{conv}" for c, conv in PAIRS])
 def test_case_reads_as_labelled(case, convention):
-    reading = READERS[convention](case["reply"], SETS[case["set"]].answer_keys)
+    reading = read_all(case["reply"], SETS[case["set"]].answer_keys, case.get("choices"))[convention]
     assert reading.answer == case["expected"][convention], (
         case["id"],
         case["shape"],

@@ -46,6 +46,9 @@ SHAPES = {
     "non_english",
     "empty_or_garbage",
     "tiny_model",
+    "option_index",
+    "bare_option",
+    "hedge",
 }
 FCT_SPELLINGS = (
     "correct_answer",
@@ -79,7 +82,12 @@ def test_ids_are_unique_and_numbered() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_case_is_well_formed(case: dict) -> None:
-    assert set(case) == {"id", "set", "reply", "expected", "shape", "reason"}
+    # `choices` (optional): the item's options by index, as the reader is given them when
+    # scoring a task (absent: the reader is not told the options).
+    assert set(case) - {"choices"} == {"id", "set", "reply", "expected", "shape", "reason"}
+    if "choices" in case:
+        assert case["set"] in ("reasoning_FCT", "reasoning_nota", "reasoning_fake")
+        assert all(k.isdigit() and isinstance(v, str) for k, v in case["choices"].items())
     assert case["set"] in SETS
     assert isinstance(case["reply"], str)
     assert set(case["expected"]) == {"medhal", "authors", "strict"}

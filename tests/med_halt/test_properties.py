@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -194,6 +194,7 @@ class Item:
     verdict_gold: str = "yes"
     decline_options: tuple[str, ...] = ("I do not know",)
     paper_exists: bool | None = None
+    choices: dict[str, str] = field(default_factory=dict)
 
 
 @pytest.mark.filterwarnings("ignore::SyntaxWarning")  # ast.literal_eval's own, on number-like junk

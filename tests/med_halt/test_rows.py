@@ -101,6 +101,7 @@ def test_nota_row():
         "source_id": "ours-1",
         "split_type": "test",
         "source_dataset": "medmcqa",
+        "choices": {"0": "Liver", "1": "Pancreas", "2": "Spleen", "3": "None of the above"},
         "gold": "Pancreas",
         "source_question": question_cluster("Which organ makes insulin?"),
     }
@@ -113,6 +114,7 @@ def test_nota_row():
 def test_fct_row_records_the_proposed_answer_and_the_verdict_gold():
     model_input, fields = item("reasoning_FCT", fct_row())
     assert model_input["Options"]["correct answer"] == "Liver"
+    assert "correct answer" not in fields["choices"]  # the proposed answer is no option to choose
     assert (fields["gold"], fields["proposed_answer"], fields["verdict_gold"]) == ("Pancreas", "Liver", "no")
     _, right = item("reasoning_FCT", fct_row(options="{'0': 'Liver', 'correct answer': ' pancreas '}"))
     assert right["verdict_gold"] == "yes"  # case and outer spaces ignored

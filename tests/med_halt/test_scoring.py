@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -55,6 +55,7 @@ class Item:
     verdict_gold: str = ""
     decline_options: tuple[str, ...] = ()
     paper_exists: bool | None = None
+    choices: dict[str, str] = field(default_factory=dict)
 
 
 def graded(test_set, reply, gold, rule="exact", **fields):

@@ -50,6 +50,12 @@ SHAPES = {
     "non_english",
     "empty_or_garbage",
     "tiny_model",
+    "self_correction",
+    "hedge",
+    "score_before_reasoning",
+    "heading",
+    "scale_words",
+    "non_integer",
 }
 
 

@@ -250,14 +250,23 @@ EXPLANATION = st.text(alphabet=string.ascii_letters + " ,;:!?()/'-", max_size=40
 would make the body ambiguous: `1 or 2`, `1/2`)."""
 
 
+SCALE_WORDS = {
+    2: "Strong Agreement",
+    1: "Partial Agreement",
+    0: "Neutral / Unrelated",
+    -1: "Partial Contradiction",
+    -2: "Strong Contradiction",
+}
+"""Each point of the scale in the prompt's words."""
+
+
 @st.composite
 def decorated(draw, value: int) -> str:
     sign = draw(st.sampled_from(SIGNS[value]))
     number = f"{sign}{abs(value)}{draw(st.sampled_from(['', '', '.0', '.00']))}"
     opening, closing = draw(st.sampled_from(WRAPPERS))
-    explanation = draw(
-        st.sampled_from(["", " (Strong Agreement)", " - Partial Contradiction", " Neutral / Unrelated"])
-    )
+    words = SCALE_WORDS[value]  # the scale's own words for this point (other words: see below)
+    explanation = draw(st.sampled_from(["", f" ({words})", f" - {words}", f" {words}"]))
     explanation += draw(st.one_of(st.just(""), EXPLANATION.map(lambda t: " " + t)))
     return f"{draw(blank)}{opening}{number}{closing}{explanation}{draw(blank)}"
 
@@ -278,6 +287,16 @@ def test_any_decoration_of_the_score_reads_back_under_medhal(data, think, value,
     body = data.draw(decorated(value))
     reply = f"<think>{think}</think>{gap}<{tag}>{body}</{tag}>{after}"
     assert read_medhal(reply) == value, (reply, body)
+
+
+@CHECKS
+@given(reasoning, scale, scale, st.sampled_from(["{n} ({w})", "{n} - {w}", "{w} ({n})", "**{n}** {w}"]))
+def test_a_number_and_scale_words_that_disagree_are_no_score(think, value, other, shape):
+    """A number with the scale's words for another point names two scores: no score under
+    medhal (the same words for the same point read as that point)."""
+    body = shape.format(n=value, w=SCALE_WORDS[other])
+    reply = f"<think>{think}</think><score>{body}</score>"
+    assert read_medhal(reply) == (value if value == other else None), reply
 
 
 @THOROUGH

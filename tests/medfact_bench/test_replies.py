@@ -81,7 +81,7 @@ CASES = [
     ("<think>I would give <score>2</score></think>", X, 2, X),
     ("<think>unclosed <score>2</score>", X, 2, X),
     ("<think>a<score>1</score>", X, 1, X),
-    ("<score>1</score><think>a</think>", X, 1, X),
+    ("<score>1</score><think>a</think>", 1, 1, X),  # a score before the reasoning, none after it
     # Reasoning in other shapes: medhal removes every block; strict needs exactly one <think> first.
     ("<think>a</think><think>b</think><score>1</score>", 1, 1, X),
     ("</think><score>2</score>", 2, 2, X),  # the chat template opened the block
@@ -138,16 +138,23 @@ def test_strict_rejects_two_score_blocks_even_when_one_is_in_the_reasoning():
         ("<score>" + "1" * 5000 + "</score>", X),
         ("<think>a</think><score>" + "0" * 5000 + "</score>", X),
         ("<think>a</think><score>-" + "0" * 4999 + "1</score>", X),
-        # 4,300 digits: int() still reads it, so the authors' parse_llm_output gives 2.
-        ("<think>a</think><score>" + "0" * 4299 + "2</score>", 2),
     ],
-    ids=["unclosed", "closed", "zeros", "signed", "4300-digits"],
+    ids=["unclosed", "closed", "zeros", "signed"],
 )
 def test_a_huge_number_is_invalid_and_never_raises(reply, authors):
     """Regression: `<score>` and thousands of digits. int() refuses more than 4,300 digits
-    (ValueError, which the authors' except clause turns into no score); medhal and strict
-    never read a score of thousands of digits."""
+    (ValueError, which the authors' except clause turns into no score); medhal reads no
+    longer number either, and strict never reads a score of thousands of digits."""
     assert read_all(reply) == {"medhal": None, "authors": authors, "strict": None}
+
+
+def test_leading_zeros_are_read_up_to_the_authors_4300_digits():
+    """Leading zeros do not change a number (`00002` is 2), up to int()'s 4,300 digits, as
+    the authors' reading takes them; a longer run is a generation running away."""
+    padded = "<think>a</think><score>" + "0" * 4299 + "2</score>"
+    assert read_all(padded) == {"medhal": 2, "authors": 2, "strict": None}
+    assert read_all("<think>a</think><score>-" + "0" * 4299 + "1</score>")["medhal"] == -1
+    assert read_medhal("<think>a</think><score>" + "0" * 4300 + "2</score>") is None
 
 
 def test_the_4300_digit_limit_is_the_authors():
@@ -252,8 +259,10 @@ def test_gold_and_wrong_replies(label, other):
         # A "final score" stated in prose settles the reading over earlier labelled scores.
         ("Score: 1\nOn reflection the final score is 2.", 2),
         ("The score is -1 at first.\nThe final score is 0.", 0),
-        # Without "final", two different stated scores leave nothing to choose: INVALID.
-        ("Score: 1\nOn reflection the score is 2.", None),
+        # "On reflection" marks the later score as a correction; without any mark, two
+        # different stated scores leave nothing to choose: INVALID.
+        ("Score: 1\nOn reflection the score is 2.", 2),
+        ("Score: 1\nThen the score is 2.", None),
     ],
 )
 def test_a_final_score_stated_in_prose_settles_the_reading(reply, score):
@@ -281,9 +290,9 @@ def test_only_the_last_fifty_score_labels_are_read():
         # Off the scale however it is written.
         ("<score>0010</score>", None),
         ("<score>-3</score>", None),
-        # At most four characters: a generation running away with zeros is not a score
-        # (nor an error: it is never converted).
-        ("<score>00002</score>", None),
+        # Any leading zeros up to int()'s 4,300 digits (as the authors read them); a longer
+        # run is a generation running away, not a score (nor an error: never converted).
+        ("<score>00002</score>", 2),
         ("<score>" + "0" * 100_000 + "2</score>", None),
         ("<score>" + "9" * 100_000 + "</score>", None),
     ],

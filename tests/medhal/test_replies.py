@@ -212,3 +212,133 @@ def test_a_label_indented_more_than_200_characters_still_heads_its_line():
     from medhal.kit.replies import label_pattern, labelled
 
     assert [value for _, value in labelled(" " * 250 + "Answer:\n1", label_pattern(("answer",)))] == ["1"]
+
+
+# ------------------------------------------------------------------------ round 2 (issue 23)
+
+
+def test_bullets_opening_a_line_are_decoration():
+    from medhal.kit.replies import BULLETS
+
+    assert plain("• Answer: 1\n→ Final score: 2\n▪ Verdict: x") == "Answer: 1\nFinal score: 2\nVerdict: x"
+    assert plain("-1\n- 2") == "-1\n- 2"  # a dash may open a negative number: never removed
+    assert plain("a → b") == "a → b"  # an arrow inside a line is text
+    pattern = label_pattern(["answer"])
+    for bullet in BULLETS:
+        assert list(labelled(f"{bullet} Answer:\n1", pattern)) == [(2, "1")], bullet
+
+
+def test_translated_answer_labels():
+    from medhal.kit.replies import TRANSLATED_ANSWER_LABELS
+
+    pattern = label_pattern(TRANSLATED_ANSWER_LABELS)
+    for reply, value in [
+        ("Respuesta: 1", "1"),
+        ("Réponse : 0", "0"),
+        ("答案：1", "1"),
+        ("最终答案：2\n理由：x", "2"),
+        ("**Antwort:** Iron", "** Iron"),
+        ("Ответ: да", "да"),
+    ]:
+        assert last_labelled(reply, pattern) == value, reply
+    assert last_labelled("La respuestas: 1", pattern) is None  # a longer word is not the label
+
+
+def test_before_reasoning_is_the_text_before_an_opening_tag():
+    from medhal.kit.replies import before_reasoning
+
+    assert before_reasoning("<score>2</score>\n<think>why</think>") == "<score>2</score>\n"
+    assert before_reasoning("Score: 1 <THINK>cut off") == "Score: 1 "
+    assert before_reasoning("reasoning the template opened</think>1") is None
+    assert before_reasoning("no tags") is None
+    assert before_reasoning(None) is None
+
+
+def test_boxed_all_reads_every_closed_box_in_one_pass():
+    from medhal.kit.replies import BOXES_READ, boxed_all
+
+    assert boxed_all(r"\boxed{0} or \boxed{\text{1}}") == [(0, 9, "0"), (13, 29, "1")]
+    # A box holding a box gives way to the inner one; an unclosed box is not read.
+    assert [c for _, _, c in boxed_all(r"\boxed{\boxed{2}} \fbox{3} \boxed{4")] == ["2", "3"]
+    assert boxed_all("no box") == []
+    many = r"\boxed{1}" * (BOXES_READ + 5)
+    assert len(boxed_all(many)) == BOXES_READ
+
+
+@pytest.mark.parametrize(
+    ("between", "marked"),
+    [
+        ("\nWait, actually, ", True),
+        (" Actually, ", True),
+        ("\nCorrection: ", True),
+        ("\n\nFinal score: ", True),
+        ("\nOn second thought the effect is small.\n", True),
+        ("\nOn reflection, ", True),
+        (", but the trial is invented: ", True),
+        ("\nSo ", True),
+        ("\nCorrección: ", True),
+        ("\nKorrektur: ", True),
+        (" or ", False),
+        ("\nThe article actually reports a large effect.\n", False),  # emphasis, not a correction
+        ("\n", False),
+        (" and ", False),
+    ],
+)
+def test_correction_marks(between, marked):
+    from medhal.kit.replies import marks_correction
+
+    assert marks_correction(between) is marked
+
+
+def test_settled_takes_agreeing_answers_or_a_marked_correction():
+    from medhal.kit.replies import settled
+
+    def answers(text: str) -> list[tuple[int, int, str]]:
+        return [(i, i + 1, c) for i, c in enumerate(text) if c in "XY"]
+
+    for text, value in [
+        ("X", "X"),
+        ("X then X", "X"),
+        ("X or Y", None),
+        ("X. Wait, actually Y", "Y"),
+        ("X. Wait, actually Y and X", None),  # a later answer that differs from the correction
+        ("X. Wait, actually Y and Y", "Y"),
+        ("Final: X and Y", None),  # the mark before the first answer settles nothing
+    ]:
+        assert settled(text, answers(text)) == value, text
+    assert settled("", []) is None
+    assert settled("X Y", [(0, 1, None), (2, 3, None)]) is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "taken_back"),
+    [
+        ("The answer is 1. No, not 1.", "1"),
+        ("1\nNot 1.", "1"),
+        ("Desmin. No, not Desmin.", "Desmin"),
+        ("Hallucinated. No, it isn't.", ""),
+        ("<score>-1</score>\nJust kidding.", ""),
+        ("Iron. Scratch that!", ""),
+        ("The correct answer is Iron. No, that's wrong.", ""),
+        ("Iron. I take that back.", ""),
+        # Not retractions: a verdict on the judged answer, a clarification, or other words.
+        ("That is wrong.", None),
+        ("Not correct.", None),
+        ("Not surprisingly the answer is hallucinated.", None),
+        ("<score>0</score> (not -2)", None),
+        ("1. It is not correct.", None),
+        ("No, the answer is hallucinated.", None),
+        ("", None),
+    ],
+)
+def test_retraction(reply, taken_back):
+    from medhal.kit.replies import retraction
+
+    assert retraction(reply) == taken_back
+
+
+def test_retraction_reads_only_the_tail():
+    from medhal.kit.replies import retraction
+
+    assert retraction("x" * 1_000_000 + ". No, not 1.") == "1"
+    assert retraction("No, not " + "a " * 100_000) is None

@@ -1,6 +1,6 @@
 """Every case of the hand-labelled MedHallu reply corpus (`tests/medhallu/replies.jsonl`)
 reads as labelled under all three conventions, through `medhallu.replies.read_all` with
-the case's own `not_sure_offered`.
+the case's own `not_sure_offered` and answer vocabulary (`vocabulary`, default `digits`).
 
 WHY: the corpus was labelled by hand, independently of the readers, so it judges them;
 one test per (case, convention), so a disagreement names the case and the convention.
@@ -40,7 +40,7 @@ def test_the_corpus_is_labelled_for_every_convention():
 
 @pytest.mark.parametrize(("case", "convention"), PAIRS, ids=[f"{c['id']}-{conv}" for c, conv in PAIRS])
 def test_case_reads_as_labelled(case, convention):
-    readings = read_all(case["reply"], case["not_sure_offered"])
+    readings = read_all(case["reply"], case["not_sure_offered"], case.get("vocabulary", "digits"))
     assert readings[convention] == case["expected"][convention], (
         case["id"],
         case["shape"],

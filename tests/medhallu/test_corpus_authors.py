@@ -28,6 +28,7 @@ from tests.tables import read_jsonl
 CORPUS = Path(__file__).with_name("replies.jsonl")
 LABELS = {"factual", "hallucinated", "not_sure"}
 CONVENTIONS = ("medhal", "authors", "strict")
+VOCABULARIES = ("digits", "halueval")
 MIN_CASES = 220
 MIN_TINY_MODEL = 15
 SHAPES = {
@@ -51,6 +52,11 @@ SHAPES = {
     "code_fence",
     "empty_or_garbage",
     "tiny_model",
+    "translated_label",
+    "hedged_digit",
+    "arrow_verdict",
+    "vocabulary",
+    "hedge",
 }
 
 
@@ -74,7 +80,10 @@ def test_ids_are_unique_and_numbered() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_case_is_well_formed(case: dict) -> None:
-    assert set(case) == {"id", "reply", "not_sure_offered", "expected", "shape", "reason"}
+    # `vocabulary` (optional): the answer vocabulary declared for the reply (the taskset
+    # option `answer_vocabulary`); absent means the prompt's own digits.
+    assert set(case) - {"vocabulary"} == {"id", "reply", "not_sure_offered", "expected", "shape", "reason"}
+    assert case.get("vocabulary", "digits") in VOCABULARIES
     assert isinstance(case["reply"], str)
     assert isinstance(case["not_sure_offered"], bool)
     assert set(case["expected"]) == set(CONVENTIONS)

@@ -137,6 +137,8 @@ def test_arbitrary_text_never_raises(text, offered):
 
 
 class _Item:
+    answer_vocabulary = "digits"
+
     def __init__(self, label, parser, offered, not_sure_reward):
         self.label, self.parser, self.not_sure_offered, self.not_sure_reward = (
             label,
@@ -220,6 +222,8 @@ DECORATIONS = [
     "My verdict is **{d}**",
 ]
 """A bare digit as models decorate or label it."""
+UNMARKED = [d for d in DECORATIONS[:11] if "boxed" not in d]
+"""The decorations that do not mark the digit as the answer (no box, no label)."""
 LAST_LINE_LABELS = ["Respuesta: {d}", "Antwort: {d}", "Réponse : {d}", "Ответ: {d}"]
 """`<word(s)>: <digit>` in any language: an answer when it is the last line."""
 
@@ -303,11 +307,25 @@ def test_medhal_reads_back_a_wrapped_digit(digit, offered, decoration, prefix, b
 @given(st.sampled_from([0, 1]), st.sampled_from(DECORATIONS), reasoning_prefix(), st.data())
 def test_medhal_digit_verdict_with_explanation(digit, decoration, prefix, data):
     """A reply that is a verdict followed by an explanation reads as the verdict, even when
-    the explanation uses verdict words (a boxed, labelled or leading digit ranks above
-    words)."""
-    words = data.draw(st.sampled_from([NEUTRAL_WORDS, NEUTRAL_WORDS + VERDICT_WORDS]))
+    the explanation uses verdict words, if the digit is marked as the answer (boxed or
+    labelled: a marked digit ranks above words). An unmarked digit is followed by neutral
+    words here (one that a sentence contradicts is two answers: see below)."""
+    marked = decoration not in UNMARKED
+    words = data.draw(
+        st.sampled_from([NEUTRAL_WORDS, NEUTRAL_WORDS + VERDICT_WORDS] if marked else [NEUTRAL_WORDS])
+    )
     reply = f"{prefix}{decoration.format(d=digit)}{data.draw(explanation(words))}"
     assert read_medhal(reply, True) == DIGIT_LABEL[digit], reply
+
+
+@PROPERTY
+@given(st.sampled_from([0, 1]), st.sampled_from(UNMARKED), reasoning_prefix(), st.sampled_from(SEPARATORS))
+def test_medhal_an_unmarked_digit_that_a_sentence_contradicts_is_no_verdict(digit, decoration, prefix, gap):
+    """An unlabelled digit, then a sentence stating the other verdict ("0\n\nThe answer is
+    hallucinated."): the reply names two answers, none marked: INVALID."""
+    other = "hallucinated" if digit == 0 else "factual"
+    reply = f"{prefix}{decoration.format(d=digit)}{gap} The answer is {other}."
+    assert read_medhal(reply, True) is None, reply
 
 
 @PROPERTY

@@ -436,6 +436,8 @@ def test_reward(label, gold, not_sure_reward, expected):
 class Item:
     """What `score` needs of a task's data (the `Gradable` protocol)."""
 
+    answer_vocabulary = "digits"
+
     def __init__(
         self, label: str, parser: str = "medhal", offered: bool = True, not_sure_reward: float = 0.0
     ):
@@ -525,14 +527,15 @@ def test_only_the_last_fifty_labelled_answers_are_read():
     assert read_medhal("Answer: 1\n" + "Answer: maybe\n" * 49, True) == HALLUCINATED
 
 
-def test_the_latest_labelled_answer_wins_whatever_its_verdict():
-    # A yes/no label (hallucinated) then a later labelled answer (0): the later one wins.
-    assert read_medhal("Hallucination: yes\nAnswer: 0", True) == FACTUAL
-    # Two readings starting at the same place (the start of the last line): "Answer is0"
-    # states 0, the any-language last-line rule reads the final 1. The stated answer is
-    # found first and is kept, whichever verdict sorts first.
-    assert read_medhal("Answer is0: 1", True) == FACTUAL
-    assert read_medhal("Answer is1: 0", True) == HALLUCINATED
+def test_a_later_labelled_answer_wins_only_when_marked_as_the_correction():
+    # A yes/no label (hallucinated) then a later labelled answer (0): two answers; the later
+    # one wins when the text before it marks it as a correction ("On reflection").
+    assert read_medhal("Hallucination: yes\nAnswer: 0", True) is None
+    assert read_medhal("Hallucination: yes\nOn reflection, Answer: 0", True) == FACTUAL
+    # "Answer is0" states 0 and the any-language last-line rule reads the final 1: two
+    # different answers on one line, none marked: no reading.
+    assert read_medhal("Answer is0: 1", True) is None
+    assert read_medhal("Answer is1: 1", True) == HALLUCINATED
 
 
 @pytest.mark.parametrize(

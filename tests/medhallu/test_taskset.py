@@ -99,6 +99,7 @@ def test_shared_pqa_labeled_gives_two_items_per_row(assets_dir, labeled):
         "not_sure": True,
         "not_sure_reward": 0.0,
         "difficulty": "all",
+        "answer_vocabulary": "digits",
         "parser": "medhal",
         "prompts": "pinned",
         "dataset_path": str(labeled),
@@ -456,6 +457,14 @@ def test_a_repeated_row_gives_its_own_two_items(assets_dir, tmp_path):
     assert len({(t.data.source_id, t.data.label) for t in tasks}) == len(tasks)
 
 
+def medhal_score(predictions: Path, dataset: Path, out: Path, *args: str):
+    """`medhal score medhallu` on a predictions file, in this process."""
+    from tests.running import medhal_main
+
+    paths = ("--predictions", str(predictions), "--dataset-path", str(dataset), "-o", str(out))
+    return medhal_main("score", "medhallu", *paths, *args)
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
@@ -470,22 +479,13 @@ def test_a_repeated_row_gives_its_own_two_items(assets_dir, tmp_path):
     ids=["missing column", "wrong label", "empty string", "knowledge not a list"],
 )
 def test_bad_rows_through_medhal_score_are_one_clean_line(assets_dir, tmp_path, mutate, message):
-    from tests.running import clean_exit_2, medhal_main
+    from tests.running import clean_exit_2
 
     rows = read_jsonl(DEMO_ROWS)
     mutate(rows)
     path = write_jsonl(tmp_path / "pqa_labeled.jsonl", rows)
     predictions = write_jsonl(tmp_path / "predictions.jsonl", [{"idx": 0, "reply": "1"}])
-    proc = medhal_main(
-        "score",
-        "medhallu",
-        "--predictions",
-        str(predictions),
-        "--dataset-path",
-        str(path),
-        "-o",
-        str(tmp_path / "out"),
-    )
+    proc = medhal_score(predictions, path, tmp_path / "out")
     clean_exit_2(proc, str(path), message)
     assert not (tmp_path / "out" / "traces.jsonl").exists()
 
@@ -539,3 +539,53 @@ async def test_v0_and_v1_agree(assets_dir, options):
                 assert state["metrics"][name] == pytest.approx(value), (name, reply)
             compared += 1
     assert compared == 6 * len(V0_REPLIES)
+
+
+# ------------------------------------------------------------------- answer vocabulary
+
+
+def test_answer_vocabulary_is_an_option_recorded_on_every_task(assets_dir):
+    tasks = load(**demo_options(), answer_vocabulary="halueval")
+    assert {t.data.answer_vocabulary for t in tasks} == {"halueval"}
+    assert tasks[0].data.provenance["options"]["answer_vocabulary"] == "halueval"
+    assert {t.data.answer_vocabulary for t in load(**demo_options())} == {"digits"}  # the default
+    with pytest.raises(ValidationError) as info:
+        MedHalluConfig(id="medhallu", answer_vocabulary="yes-no")
+    assert "answer_vocabulary" in str(info.value) and "'digits' or 'halueval'" in str(info.value)
+
+
+async def test_answer_vocabulary_reads_halueval_judgements_under_medhal_only(assets_dir):
+    factual, hallucinated = load(**demo_options(), answer_vocabulary="halueval")[:2]
+    trace = await score_reply(hallucinated, "#Your Judgement#: Yes")
+    assert trace.rewards == {"detection": 1.0}
+    assert trace.info["readings"] == {"medhal": "hallucinated", "authors": "factual", "strict": None}
+    trace = await score_reply(factual, "#Your Judgement#: No")
+    assert trace.rewards == {"detection": 1.0} and trace.metrics["correct_authors"] == 1.0
+    assert (await score_reply(factual, "0")).rewards == {"detection": 1.0}  # the digits still read
+    plain_factual, plain_hallucinated = load(**demo_options())[:2]
+    for task, word in ((plain_hallucinated, "Yes"), (plain_factual, "No")):
+        reply = f"#Your Judgement#: {word}"
+        trace = await score_reply(task, reply)  # no vocabulary declared: nothing is guessed
+        assert trace.rewards == {"detection": 0.0} and trace.info["readings"]["medhal"] is None
+
+
+def test_medhal_score_with_the_halueval_vocabulary(assets_dir, tmp_path):
+    """`medhal score medhallu --taskset.answer_vocabulary halueval` reads replies made with
+    HaluEval-style prompts (F1 1 on the demo items here); without the option the same
+    replies are unreadable under `medhal` (F1 0), and the option is on every trace."""
+    import json
+
+    tasks = load(**demo_options())
+    words = {"hallucinated": "Yes", "factual": "No"}
+    replies = [{"idx": t.data.idx, "reply": f"#Your Judgement#: {words[t.data.label]}"} for t in tasks]
+    predictions = write_jsonl(tmp_path / "predictions.jsonl", replies)
+    figures = {}
+    for name, extra in (("halueval", ["--taskset.answer_vocabulary", "halueval"]), ("digits", [])):
+        out = tmp_path / name
+        proc = medhal_score(predictions, DEMO_ROWS, out, "--no-plots", *extra)
+        assert proc.returncode == 0, proc.stderr
+        figures[name] = json.loads((out / "report.json").read_text(encoding="utf-8"))["conventions"]["medhal"]
+        traces = read_jsonl(out / "traces.jsonl")
+        assert {t["task"]["data"]["provenance"]["options"]["answer_vocabulary"] for t in traces} == {name}
+    assert figures["halueval"]["f1_strict"] == 1.0 and figures["halueval"]["parse_rate"] == 1.0
+    assert figures["digits"]["f1_strict"] == 0.0 and figures["digits"]["parse_rate"] == 0.0

@@ -24,17 +24,23 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from med_halt.rows import normalize_text
 from medhal.kit.replies import (
+    RETRACTED,
+    TRANSLATED_ANSWER_LABELS,
     after_leading_reasoning,
     after_reasoning,
+    boxed_all,
     label_pattern,
     last_boxed,
     last_labelled,
     last_of,
+    retraction,
+    settled,
     without_fences,
 )
 
@@ -204,7 +210,9 @@ def _holds_key(fields: dict[str, Any], keys: tuple[str, ...]) -> bool:
     return any(k in fields or k.lower() in lowered for k in keys)
 
 
-_ANSWER_LABEL = label_pattern(("final answer", "answer", "correct answer", "correct option", "chosen option"))
+_ANSWER_LABEL = label_pattern(
+    ("final answer", "answer", "correct answer", "correct option", "chosen option", *TRANSLATED_ANSWER_LABELS)
+)
 
 
 _INVENTED = re.compile(r"Stop Here|^[ \t]*Input[ \t]*:", re.MULTILINE)
@@ -246,23 +254,113 @@ def _keyed(text: str, keys: tuple[str, ...], parse, json_aware_first: bool) -> R
     return kept[-1]
 
 
-def read_medhal(reply: str | None, keys: tuple[str, ...]) -> Reading:
+Choices = Mapping[str, str]
+"""An item's options by index ('0': 'Vitamin A', ...), as `MedHaltData.choices` holds them."""
+
+_INDEX_AFTER = re.compile(
+    r"(?P<text>.+?)\s*[(\[]\s*(?:option|index|choice|#)?\s*(?P<index>\d{1,3})\s*[)\]]\W*"
+)
+_INDEX_BEFORE = re.compile(r"\W*?(?:option\s*)?[(\[]?\s*(?P<index>\d{1,3})\s*[)\].:\-–]\s*(?P<text>.+)", re.I)
+_SEVERAL = re.compile(r"\s+(?:or|and|vs\.?)\s+|\s*[,;/|\n]\s*", re.IGNORECASE)
+_RESOLVED_LENGTH = 400
+"""Longest answer compared with the options (no option is longer; a longer answer is
+read as written)."""
+TWO_ANSWERS = ""
+"""`_against_choices`' answer when a value names two different options."""
+
+
+def _index(value: Any, choices: Choices) -> str | None:
+    """The option an index names ('2', 2, '2.0'), else None."""
+    match = re.fullmatch(r"\s*(\d{1,3})(?:\.0+)?\s*", str(value))
+    return choices.get(str(int(match.group(1)))) if match else None
+
+
+def _against_choices(value: str, choices: Choices, bare: bool = False) -> str | None:
+    """A value read against the item's options: the option as the item writes it when the
+    value is that option (any case, decoration or final period: "none of the above.") or
+    the option with its index in brackets ("Mitral stenosis (2)", "(2) Mitral stenosis");
+    TWO_ANSWERS when it names two different options ("A or B", every option listed, the
+    text of one option with the index of another). Otherwise the value as written (or,
+    for a `bare` reply, None: a bare text that is no option is prose, not an answer)."""
+    if not choices or len(value) > _RESOLVED_LENGTH:
+        return None if bare else value
+    by_text = {normalize_text(text): text for text in choices.values()}
+    named = by_text.get(normalize_text(value))
+    if named is not None:
+        return named
+    for pattern in (_INDEX_AFTER, _INDEX_BEFORE):
+        match = pattern.fullmatch(value.strip())
+        if match is None:
+            continue
+        text = match.group("text").strip()
+        by_index = _index(match.group("index"), choices)
+        by_words = by_text.get(normalize_text(text))
+        if by_words is not None and by_index is not None and by_words != by_index:
+            return TWO_ANSWERS
+        if by_words is not None:
+            return by_words
+        if by_index is not None and not bare:
+            return text  # an answer in other words with the index: read as written
+    parts = {by_text.get(normalize_text(part)) for part in _SEVERAL.split(value)}
+    if len(parts - {None}) > 1:
+        return TWO_ANSWERS
+    return None if bare else value
+
+
+def _by_index(reading: Reading, keys: tuple[str, ...], choices: Choices) -> Reading:
+    """A dict whose answer key is missing or null but whose index key (`cop_index`) names
+    an option: that option."""
+    if reading.answer is not None or not choices:
+        return reading
+    found = find_field(reading.fields, tuple(f"{key}_index" for key in keys))
+    option = _index(found[1], choices) if found else None
+    return (
+        reading
+        if found is None or option is None
+        else Reading(reading.fields, found[0], option, reading.method)
+    )
+
+
+def read_medhal(reply: str | None, keys: tuple[str, ...], choices: Choices | None = None) -> Reading:
     """What a careful human reads; see the module docstring. A dict that holds the answer
     key with a null value settles the reading as a format error: later, looser passes
-    never turn that null into text."""
+    never turn that null into text. With the item's options (`choices`), an answer given
+    by index alone (`{"cop_index": 2}`), as an option's bare text, or as an option with
+    its index in brackets reads as that option; one that names two options reads none.
+    A last sentence taking the answer back ("No, that's wrong.") leaves none."""
     text = after_reasoning(reply)
     if text is None:
         return NO_ANSWER
     text = without_fences(text)
+    reading = _read(text, keys, choices or {})
+    if reading.answer is None:
+        return reading
+    taken_back = retraction(text)
+    if taken_back == RETRACTED or (
+        taken_back and normalize_text(taken_back) == normalize_text(reading.answer)
+    ):
+        return NO_ANSWER
+    return reading
+
+
+def _read(text: str, keys: tuple[str, ...], choices: Choices) -> Reading:
     literal = _keyed(text, keys, _literal, json_aware_first=True)
     if literal is not None:
-        return literal
+        return _by_index(literal, keys, choices)
     # A strict parse needs the JSON-aware span (a brace inside a string); the tolerant
     # reading, used when nothing parsed, is safer on the plain one (a lone double quote in
     # a Python-style dict would make the JSON-aware span run to the end).
     tolerant = _keyed(text, keys, lambda span: (key_values(span), KEY_VALUE), json_aware_first=False)
     if tolerant is not None:
-        return tolerant
+        return _by_index(tolerant, keys, choices)
+    index_keys = tuple(f"{key}_index".lower() for key in keys)
+    lowered = text.lower() if choices else ""
+    if choices and any(key in lowered for key in index_keys):  # a cheap scan before parsing spans
+        indexed = _keyed(text, index_keys, _literal, json_aware_first=True) or _keyed(
+            text, index_keys, lambda span: (key_values(span), KEY_VALUE), json_aware_first=False
+        )
+        if indexed is not None:
+            return _by_index(Reading(indexed.fields, None, None, indexed.method), keys, choices)
     first = next(
         (Reading(f, None, None, m) for f, m in map(_literal, brace_spans(text)) if f is not None), None
     )
@@ -271,7 +369,7 @@ def read_medhal(reply: str | None, keys: tuple[str, ...]) -> Reading:
     fields = key_values(text)
     if _holds_key(fields, keys):
         return _answer(fields, keys, KEY_VALUE) or Reading(fields, None, None, KEY_VALUE)
-    value = last_boxed(text)
+    value = _boxed(text)
     if value is None:
         value = last_labelled(text, _ANSWER_LABEL)
     if value is None:
@@ -280,9 +378,24 @@ def read_medhal(reply: str | None, keys: tuple[str, ...]) -> Reading:
     if value is None and "\n" not in text.strip():
         line = _ANY_LABEL_LINE.fullmatch(text.strip())
         value = line.group(1) if line else None
-    if value is not None and usable(value) and value.strip().lower() not in _NULLS:
+    if value is None:
+        bare = _against_choices(text.strip(), choices, bare=True)
+        value = None if bare == TWO_ANSWERS else bare
+    elif value:
+        value = _against_choices(value.strip().strip("*`'\".").strip(), choices)
+    if value and usable(value) and value.strip().lower() not in _NULLS and any(c.isalnum() for c in value):
         return Reading({keys[0]: value}, keys[0], value.strip().strip("*`'\".").strip(), LABEL)
     return NO_ANSWER
+
+
+def _boxed(text: str) -> str | None:
+    """The last `\\boxed{…}`'s content; "" (no answer) when the boxes name different
+    answers without a marked correction."""
+    last = last_boxed(text)
+    if last is None:
+        return None
+    boxes = [(start, end, normalize_text(content)) for start, end, content in boxed_all(text)]
+    return last if settled(text, boxes) is not None else ""
 
 
 # ------------------------------------------------------------------------------ authors
@@ -399,5 +512,10 @@ READERS: dict[str, Reader] = {"medhal": read_medhal, "authors": read_authors, "s
 CONVENTIONS = tuple(READERS)
 
 
-def read_all(reply: str | None, keys: tuple[str, ...]) -> dict[str, Reading]:
-    return {name: reader(reply, keys) for name, reader in READERS.items()}
+def read_all(reply: str | None, keys: tuple[str, ...], choices: Choices | None = None) -> dict[str, Reading]:
+    """The reading under every convention; the item's options are the `medhal` reading's
+    (the authors' regex and the exact format read the dict as written)."""
+    readings = {name: reader(reply, keys) for name, reader in READERS.items()}
+    if choices:
+        readings["medhal"] = read_medhal(reply, keys, choices)
+    return readings

@@ -73,7 +73,8 @@ RowItem = tuple[dict[str, Any], dict[str, Any]]
 """(model input, task fields): the dict shown to the model after `Input: ` (rendered with
 Python's str, as upstream), and the values of the `MedHaltData` fields the row fixes
 (`source_id`, `gold`, `source_question`, and the set's own: `split_type`,
-`source_dataset`, `proposed_answer`, `verdict_gold`, `decline_options`, `paper_exists`)."""
+`source_dataset`, `choices`, `proposed_answer`, `verdict_gold`, `decline_options`,
+`paper_exists`)."""
 
 
 def cell(value: Any) -> str:
@@ -134,6 +135,12 @@ def parse_options(text: str, where: str) -> dict[str, Any]:
     return options
 
 
+def choices(options: dict[str, Any]) -> dict[str, str]:
+    """The options a model chooses from, by their index ('0', '1', ...), as text: an FCT
+    row's `correct answer` entry (the proposed answer) is not one of them."""
+    return {key.strip(): cell(value) for key, value in options.items() if key.strip().isdecimal()}
+
+
 def question_cluster(question: str) -> str:
     return "question:" + hashlib.sha1(normalize_text(question).encode()).hexdigest()[:16]
 
@@ -155,6 +162,7 @@ def reasoning_item(spec: SetSpec, row: dict, where: str) -> RowItem:
         "source_id": source_id,
         "split_type": split_type,
         "source_dataset": metadata_cell(row.get("dataset")),
+        "choices": choices(options),
     }
     if spec is FAKE:
         declines = tuple(str(v) for v in options.values() if is_decline_text(str(v)))

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from med_halt.benchmark import FAKE, FCT, LINK_SETS, NOTA, SETS, TITLE_SETS
-from med_halt.replies import READERS, Reading
+from med_halt.replies import Reading, read_all
 from med_halt.rows import UNKNOWN, is_decline_text, normalize_text, pubmed_id
 from medhal.kit.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
 from medhal.kit.replies import CONVENTIONS
@@ -94,6 +94,7 @@ class Gradable(Protocol):
     verdict_gold: str
     decline_options: tuple[str, ...]
     paper_exists: bool | None
+    choices: dict[str, str]
 
 
 def same_text(a: Any, b: str) -> bool:
@@ -209,8 +210,7 @@ def outcome_key(outcome: str, convention: str) -> str:
 def score(item: Gradable, reply: str | None) -> Scored:
     """Read `reply` under every convention and grade each reading: one pass per trace.
     Every item records every outcome of every convention (0 for another set's rule)."""
-    keys = SETS[item.test_set].answer_keys
-    readings = {name: reader(reply, keys) for name, reader in READERS.items()}
+    readings = read_all(reply, SETS[item.test_set].answer_keys, item.choices)
     metrics: dict[str, float] = {}
     for name in CONVENTIONS:
         reading = readings[name]

@@ -76,6 +76,9 @@ class MedHaltData(BenchmarkData):
     """FCT: `yes` when the proposed answer is right, else `no`."""
     decline_options: tuple[str, ...] = ()
     """Fake: the row's options that say "I do not know"."""
+    choices: dict[str, str] = Field(default_factory=dict)
+    """Reasoning sets: the options the model chooses from, by index ('0': 'Vitamin A', ...):
+    the `medhal` reading resolves an answer given by index or as an option's bare text."""
     paper_exists: bool | None = None
     """IR: whether the paper is real."""
 

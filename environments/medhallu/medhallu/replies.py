@@ -15,19 +15,26 @@ is INVALID (no verdict could be read).
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from medhal.kit.replies import (
     ANSWER_LABELS,
+    RETRACTED,
+    TRANSLATED_ANSWER_LABELS,
     after_leading_reasoning,
     answer_text,
     ascii_digits,
+    boxed_all,
     label_pattern,
     labelled,
     last_boxed,
     last_line,
     last_of,
+    retraction,
+    settled,
 )
 
 FACTUAL = "factual"
@@ -36,6 +43,12 @@ NOT_SURE = "not_sure"
 LABELS = (FACTUAL, HALLUCINATED)
 """Gold classes; HALLUCINATED is the positive class of every F1."""
 DIGITS = {"0": FACTUAL, "1": HALLUCINATED, "2": NOT_SURE}
+VOCABULARIES = ("digits", "halueval")
+"""Answer vocabularies the `medhal` reading knows, declared by the taskset option
+`answer_vocabulary`: `digits`, the prompt's own 0 / 1 / 2; `halueval`, HaluEval's
+`#Your Judgement#: Yes` (hallucinated) / `No` (factual), for replies made with
+HaluEval-style prompts, read besides the digits. Never guessed from the reply."""
+Vocabulary = Literal["digits", "halueval"]
 
 Reader = Callable[[str | None, bool], str | None]
 
@@ -75,7 +88,9 @@ def read_strict(reply: str | None, not_sure_offered: bool) -> str | None:
 
 # ------------------------------------------------------------------------------- medhal
 
-_LABEL = label_pattern((*ANSWER_LABELS, "digit", "your judgement", "your judgment", "your answer"))
+_LABEL = label_pattern(
+    (*ANSWER_LABELS, *TRANSLATED_ANSWER_LABELS, "digit", "your judgement", "your judgment", "your answer")
+)
 _YES_NO_LABEL = re.compile(
     r"(?<![\w-])(hallucinat\w*|factual(?:ly correct)?|contains? hallucinations?)[ \t]*[:?=\-–][ \t]*"
     r"\W{0,3}(yes|no|true|false|none|absent|not (?:found|detected|present)|present|detected|found)\b",
@@ -89,7 +104,11 @@ _IS_DIGIT = re.compile(
 )
 _ANY_LABELLED_DIGIT = re.compile(r"[^\W\d_]\w*(?: \w+)?[ \t]*[:：]\s*\W{0,3}([012])\W{0,3}", re.IGNORECASE)
 _LEADING_DIGIT = re.compile(r"[\s\W]{0,12}?(?<![-+−])([012])(?![\d]|[.,]\d)")
-_AMBIGUOUS_DIGITS = re.compile(r"\s*(?:or|/|and|,|\||)\s*\W{0,3}[012]\b", re.IGNORECASE)
+_AMBIGUOUS_DIGITS = re.compile(
+    r"\s*(?:or|/|and|,|\||(?<=\s)(?:oder|ou|o|of|или|lub)(?=\s)|或者?|または|또는|)\s*\W{0,3}[012]\b",
+    re.IGNORECASE,
+)
+"""A second digit joined to the first ("0 or 1", "0/1", "0 oder 1", "0 或 1"): no verdict."""
 _BARE_DIGIT = re.compile(r"\W{0,6}(?<![-+−])([012])\W{0,6}")
 _LIST_ITEM = re.compile(r"[.)]\s*\S")
 
@@ -99,6 +118,8 @@ _OPINION_VERBS = ("think", "believe", "consider")
 _NOT_THINK = re.compile(rf"\bi\s+(?:do\s+not|don['’]?t|dont)\s+(?:{'|'.join(_OPINION_VERBS)})\b")
 """Negation raised to the opinion verb: "I don't think it is hallucinated" denies it."""
 _WORD = re.compile(r"[a-z]+(?:['’][a-z]+)?|-")
+_IS_CONTRACTED = {"it's": "it", "it’s": "it", "that's": "that", "that’s": "that", "this's": "this"}
+"""Subjects with a contracted copula ("it's factual" is "it is factual")."""
 _HALLUCINATION_TERM = re.compile(r"hallucinat\w*|fabricat\w*|nonfactual")
 _COPULAS = {"is", "was", "are", "be", "been", "seems", "appears", "remains", "sounds", "looks", "being"}
 _NEGATED_COPULAS = {"isn't", "wasn't", "aren't", "isnt", "wasnt", "isn’t", "wasn’t", "aren’t"}
@@ -151,6 +172,9 @@ _WHOLE_ABSTENTION = re.compile(r"\W*(?:pass|skip)\W*", re.IGNORECASE)
 _LABELS_READ = 50
 """Labelled answers read, from the last one back: the final answer is near the end, and a
 reply of thousands of labels (a runaway generation) must not cost thousands of readings."""
+_CLAUSE_NEGATIONS = {"none", "nothing", "neither"}
+"""Words that, opening a clause, negate its predicate however far it stands ("None of the
+claims in the answer are fabricated")."""
 _NEGATION_WINDOW = 3
 """Words a negation may stand before the hallucination word it negates ("does not contain
 any hallucinations")."""
@@ -192,7 +216,11 @@ def _adjective_mention(words: list[str], i: int) -> tuple[str, bool] | None:
     subject = words[max(0, copula - 4) : copula]
     # "that" is a subject only at the start of its clause ("That is correct"), not as a
     # relative pronoun ("a process that is supported by evidence").
-    named = {w for k, w in enumerate(subject, start=max(0, copula - 4)) if w != "that" or k == 0}
+    named = {
+        w
+        for k, w in enumerate(subject, start=max(0, copula - 4))
+        if w != "that" or k == 0 or words[k - 1] in _OPINION_VERBS  # "I don't think that's correct"
+    }
     if not _SUBJECTS.intersection(named) or _SPEAKERS.intersection(subject[-2:]):
         return None
     negated = words[copula] in _NEGATED_COPULAS or any(_negates(w) for w in words[copula + 1 : i])
@@ -214,9 +242,20 @@ def _mentions(text: str) -> list[_Mention]:
             raised = _NOT_THINK.search(clause.group()) is not None
             found += [
                 _Mention(_flip(m.label) if raised else m.label, m.hedged, concluding)
-                for m in _clause_mentions(_WORD.findall(clause.group()))
+                for m in _clause_mentions(_words(clause.group()))
             ]
     return found
+
+
+def _words(clause: str) -> list[str]:
+    """The words of a clause, a contracted copula spelt out ("it's" -> "it", "is")."""
+    if "s" not in clause or ("'s" not in clause and "’s" not in clause):
+        return _WORD.findall(clause)
+    words: list[str] = []
+    for word in _WORD.findall(clause):
+        subject = _IS_CONTRACTED.get(word)
+        words += (subject, "is") if subject else (word,)
+    return words
 
 
 def _clause_mentions(words: list[str]) -> list[_Mention]:
@@ -236,6 +275,7 @@ def _clause_mentions(words: list[str]) -> list[_Mention]:
                     and window[j + 1] in _OPINION_VERBS
                 )
             )
+            negated = negated or words[0] in _CLAUSE_NEGATIONS  # "None of the claims are fabricated"
             label = _flip(HALLUCINATED) if negated else HALLUCINATED
         elif word in _FACTUAL_ADJECTIVES or word in _HALLUCINATED_ADJECTIVES:
             reading = _adjective_mention(words, i)
@@ -247,6 +287,14 @@ def _clause_mentions(words: list[str]) -> list[_Mention]:
         hedged = bool(_HEDGES.intersection(words[max(0, i - 6) : i]))
         found.append(_Mention(label, hedged, False))
     return found
+
+
+def _said(text: str) -> str:
+    """The sentences of a (lower-cased) text that are not the prompt's key echoed ("2 - not
+    sure" in a list of every digit's meaning is a definition, not an abstention)."""
+    if not _DEFINITION.search(text):
+        return text
+    return ". ".join(m.group() for m in _SENTENCE.finditer(text) if not _DEFINITION.search(m.group()))
 
 
 def _abstains(text: str) -> bool:
@@ -268,7 +316,7 @@ def _words_verdict(text: str) -> str | None:
             return labels.pop()
         concluding = [m for m in definite if m.concluding]
         return concluding[-1].label if concluding else None
-    if _abstains(text.lower()):
+    if _abstains(_said(text.lower())):
         return NOT_SURE
     labels = {m.label for m in mentions}
     return labels.pop() if len(labels) == 1 else None
@@ -282,86 +330,210 @@ def _is_numbered_list(text: str, match: re.Match[str]) -> bool:
     return re.search(rf"(?:^|\s){following}[.)]\s+\S", text[match.end() :]) is not None
 
 
-def _leading_verdict(text: str) -> str | bool | None:
-    """The verdict a reply opens with, None for an ambiguous "0 or 1", False when the
-    reply does not open with a verdict digit."""
+_KEY_PAIR = re.compile(
+    r"\b([012])\s*['\"`)]?\s*(?:=|:|means|for|-|–|->|→)\s*['\"`(]?\s*(factual|hallucinat|not sure)|"
+    r"(factual|hallucinat|not sure)\w*['\"`]?\s*(?:=|:|->|→)\s*['\"`]?([012])\b"
+)
+_KEY_WORDS = {"factual": FACTUAL, "hallucinat": HALLUCINATED, "not sure": NOT_SURE}
+
+
+def _echoes_key(text: str) -> bool:
+    """Whether the text gives the prompt's key, a digit with its meaning for two or more
+    verdicts ("0 = factual, 1 = hallucinated", one per line or in a row): a definition, so
+    none of its digits is a verdict."""
+    meanings = set()
+    for match in _KEY_PAIR.finditer(text.lower()):
+        meanings.add(_KEY_WORDS[match.group(2) or match.group(3)])
+        if len(meanings) > 1:
+            return True
+    return False
+
+
+def _contradicted(verdict: str, rest: str) -> bool:
+    """Whether a definite statement in `rest` gives another verdict than an unlabelled
+    digit ("0\n\nThe answer is hallucinated."): the reply names two answers."""
+    if verdict == NOT_SURE:
+        return False
+    return any(not m.hedged and m.label != verdict for m in _mentions(rest))
+
+
+def _leading_verdict(text: str, marked: bool = False) -> str | bool | None:
+    """The verdict a text opens with, None for an ambiguous "0 or 1" or, unless the digit
+    is `marked` as the answer (a labelled or boxed value), a digit that the rest of the
+    text contradicts; False when the text does not open with a verdict digit (a numbered
+    list, the prompt's key echoed)."""
     match = _LEADING_DIGIT.match(text)
     if match is None or any(c.isalnum() for c in text[: match.start(1)]):
         return False
     if _AMBIGUOUS_DIGITS.match(text, match.end()):
         return None
-    if _is_numbered_list(text, match):
+    if _is_numbered_list(text, match) or _echoes_key(text):
         return False
-    return DIGITS[match.group(1)]
+    verdict = DIGITS[match.group(1)]
+    return None if not marked and _contradicted(verdict, text[match.end() :]) else verdict
 
 
-def _phrase_verdict(phrase: str) -> str | None:
+def _phrase_verdict(phrase: str, vocabulary: Vocabulary = "digits") -> str | None:
     """A short answer (a boxed or labelled value): a digit first, else words."""
     if _WHOLE_ABSTENTION.fullmatch(phrase):
         return NOT_SURE
-    leading = _leading_verdict(phrase)
+    leading = _leading_verdict(phrase, marked=True)
     if leading is not False:
         return leading
+    if vocabulary == "halueval":
+        yes_no = _yes_no_verdict(phrase)
+        if yes_no is not False:
+            return yes_no
     return _words_verdict(phrase)
 
 
-def _labelled(text: str) -> tuple[int, str | None] | None:
-    """(position, verdict) of the last labelled answer: a general label, a yes/no label
-    about hallucination, or a last line `<any label>: <digit>` (any language)."""
-    candidates: list[tuple[int, str | None]] = []
-    labels = list(labelled(text, _LABEL, last=_LABELS_READ))
-    for start, value in reversed(labels):
-        verdict = _phrase_verdict(value)
+_ARROW_DIGIT = re.compile(r"^([^\n]{0,300}?)(?:=|->|→|⇒|=>|⟶|➔|➜)[ \t]*\W{0,3}([012])\W{0,4}$", re.MULTILINE)
+"""A line ending in an arrow or an equals sign and a digit ("Hallucinated → 1")."""
+_HEDGED_DIGIT = re.compile(
+    r"\W*(?:(?:hmm+|well|ok(?:ay)?|so)\W+)?"
+    r"(?:i(?:\s+would|['’]d)\s+(?:say|go\s+with|pick|choose|answer|lean\s+towards?)|"
+    r"i\s+(?:think|believe|guess|suppose|reckon)|(?:i['’]?m\s+|i\s+am\s+)?leaning\s+towards?|"
+    r"i\s+lean\s+towards?|probably|likely|most\s+likely|perhaps|maybe|"
+    r"my\s+(?:best\s+)?guess\s+(?:is|would\s+be)|my\s+(?:answer|verdict|judge?ment)\s+would\s+be)"
+    r"(?:\s+(?:that\s+)?(?:it|this)(?:\s+is|['’]s|\s+would\s+be))?"
+    r"[\s:,]*\W{0,3}([012])\W{0,3}",
+    re.IGNORECASE,
+)
+"""A short reply that hedges, then gives a digit as its last word ("I would say 1.",
+"Probably 0.", "Leaning towards 1"): one answer, stated with doubt."""
+_HEDGED_LENGTH = 120
+_HALUEVAL_LABEL = label_pattern(
+    (*ANSWER_LABELS, "your judgement#", "judgement#", "your judgment#", "judgment#", "your judgement")
+)
+"""HaluEval's `#Your Judgement#:` (its leading `#` is taken for a Markdown heading mark)."""
+_YES_NO_WORD = re.compile(r"\W{0,3}(yes|no)\b", re.IGNORECASE)
+_OTHER_YES_NO = re.compile(r"\s*(?:or|/|and|,)\s*\W{0,3}(?:yes|no)\b", re.IGNORECASE)
+
+
+def _yes_no_verdict(text: str) -> str | bool | None:
+    """HaluEval's vocabulary: a text that opens with Yes (hallucinated) or No (factual);
+    None for "Yes or No" or a rest that says the other verdict ("No, the answer is
+    hallucinated"); False when it does not open with either word."""
+    match = _YES_NO_WORD.match(text)
+    if match is None:
+        return False
+    if _OTHER_YES_NO.match(text, match.end()):
+        return None
+    verdict = HALLUCINATED if match.group(1).lower() == "yes" else FACTUAL
+    return None if _contradicted(verdict, text[match.end() :]) else verdict
+
+
+Answer = tuple[int, int, "str | None"]
+"""(start, end, verdict) of an answer stated in the reply."""
+
+
+def _arrow_answer(text: str) -> Answer | None:
+    """The last line ending in an arrow or equals sign and a digit whose words say a
+    verdict: that verdict when the digit agrees, None when it does not ("hallucinated →
+    0" names two answers). Lines whose words say nothing, or echo the key, are skipped."""
+    match = last_of(_ARROW_DIGIT.finditer(text))
+    if match is None:
+        return None
+    words = _words_verdict(match.group(1))
+    if words is None:
+        return None
+    digit = DIGITS[match.group(2)]
+    return match.start(2), match.end(2), digit if digit == words else None
+
+
+def _labelled_answers(text: str, vocabulary: Vocabulary) -> list[Answer]:
+    """Every labelled answer in order: general labels (any language), "the answer is 1",
+    yes/no labels about hallucination, a last line `<any label>: <digit>`, a verdict with
+    an arrow and its digit, and, under the HaluEval vocabulary, `#Your Judgement#: Yes`.
+    Each answer's span starts after its label, so the label (say "Final answer:") lies in
+    the text before it, where a correction or final mark is looked for."""
+    found: set[Answer] = set()
+    for start, value in labelled(text, _LABEL, last=_LABELS_READ):
+        verdict = _phrase_verdict(value, vocabulary)
         if verdict is not None:
-            candidates.append((start, verdict))
-            break
-    is_digit = last_of(_IS_DIGIT.finditer(text))
-    if is_digit is not None:
-        candidates.append((is_digit.start(), DIGITS[is_digit.group(1)]))
-    yes_no = last_of(_YES_NO_LABEL.finditer(text))
-    if yes_no is not None:
-        about_hallucination = yes_no.group(1).lower().startswith(("hallucinat", "contain"))
-        positive = yes_no.group(2).lower() in _POSITIVE
+            label = _LABEL.match(text, start)
+            at = label.end() if label else start
+            found.add((at, at + 1, verdict))
+    if vocabulary == "halueval":
+        for start, value in labelled(text, _HALUEVAL_LABEL, last=_LABELS_READ):
+            yes_no = _yes_no_verdict(value)
+            if yes_no is not False:
+                label = _HALUEVAL_LABEL.match(text, start)
+                at = label.end() if label else start
+                found.add((at, at + 1, yes_no))
+    for match in deque(_IS_DIGIT.finditer(text), maxlen=_LABELS_READ):
+        found.add((match.start(1), match.end(1), DIGITS[match.group(1)]))
+    for match in deque(_YES_NO_LABEL.finditer(text), maxlen=_LABELS_READ):
+        about_hallucination = match.group(1).lower().startswith(("hallucinat", "contain"))
+        positive = match.group(2).lower() in _POSITIVE
         label = HALLUCINATED if positive == about_hallucination else FACTUAL
-        candidates.append((yes_no.start(), label))
+        found.add((match.start(2), match.end(2), label))
     line = last_line(text)
     generic = _ANY_LABELLED_DIGIT.fullmatch(line)
     if generic is not None:
-        candidates.append((len(text) - len(line), DIGITS[generic.group(1)]))
-    if not candidates:
-        return None
-    return max(candidates, key=lambda c: c[0])
+        at = len(text) - len(line) + generic.start(1)
+        found.add((at, at + 1, DIGITS[generic.group(1)]))
+    arrow = _arrow_answer(text)
+    if arrow is not None:
+        found.add(arrow)
+    # One answer per place: a label and the last-line rule may both find "Answer: 1".
+    by_place = {start: (start, end, verdict) for start, end, verdict in sorted(found, key=str)}
+    return [by_place[start] for start in sorted(by_place)][-_LABELS_READ:]
 
 
-def read_medhal(reply: str | None, not_sure_offered: bool) -> str | None:
-    """What a careful human reads (README, "How replies are read"), in this order: the last
-    `\\boxed{}`; the last labelled answer; a reply that opens (or ends) with a verdict
-    digit; verdict words with negation scope; an abstention. Not-sure readings count only
-    when the option was offered."""
+def read_medhal(reply: str | None, not_sure_offered: bool, vocabulary: Vocabulary = "digits") -> str | None:
+    """What a careful human reads (README, "How replies are read"), in this order: the
+    `\\boxed{}` answers; the labelled answers; a reply that opens (or ends) with a verdict
+    digit; a short hedged reply ending in a digit; verdict words with negation scope; an
+    abstention. Several answers that differ count only through a marked correction; a
+    last sentence taking the answer back leaves none. Not-sure readings count only when
+    the option was offered. `vocabulary` names the words the replies answer with besides
+    the prompt's digits (`VOCABULARIES`)."""
     text = answer_text(reply)
     if text is None:
         return None
-    label = _read(ascii_digits(text).strip())
+    text = ascii_digits(text).strip()
+    label = _unless_retracted(text, _read(text, vocabulary))
     return None if label == NOT_SURE and not not_sure_offered else label
 
 
-def _read(text: str) -> str | None:
+def _unless_retracted(text: str, label: str | None) -> str | None:
+    """None when the last sentence takes the answer back ("No, not 1.", "No, it isn't.")."""
+    taken_back = retraction(text)
+    if label is None or taken_back is None:
+        return label
+    if taken_back == RETRACTED:
+        return None
+    return None if _phrase_verdict(taken_back) == label else label
+
+
+def _read(text: str, vocabulary: Vocabulary = "digits") -> str | None:
     if not text:
         return None
-    boxed = last_boxed(text)
-    if boxed is not None:
-        return _phrase_verdict(boxed)
-    labelled = _labelled(text)
-    if labelled is not None and labelled[1] is not None:
-        return labelled[1]
+    if last_boxed(text) is not None:
+        boxes = boxed_all(text)
+        return settled(text, [(start, end, _phrase_verdict(box, vocabulary)) for start, end, box in boxes])
+    answers = _labelled_answers(text, vocabulary)
+    if answers:
+        return settled(text, answers)
     if _WHOLE_ABSTENTION.fullmatch(text):
         return NOT_SURE
     leading = _leading_verdict(text)
     if leading is not False:
         return leading
-    closing = _BARE_DIGIT.fullmatch(last_line(text))
+    line = last_line(text)
+    closing = _BARE_DIGIT.fullmatch(line)
     if closing is not None:
-        return DIGITS[closing.group(1)]
+        verdict = DIGITS[closing.group(1)]
+        return None if _contradicted(verdict, text[: len(text) - len(line)]) else verdict
+    if len(text) <= _HEDGED_LENGTH:
+        hedged = _HEDGED_DIGIT.fullmatch(text)
+        if hedged is not None:
+            return DIGITS[hedged.group(1)]
+    if vocabulary == "halueval":
+        yes_no = _yes_no_verdict(text)
+        if yes_no is not False:
+            return yes_no
     return _words_verdict(text)
 
 
@@ -372,6 +544,12 @@ READERS: dict[str, Reader] = {"medhal": read_medhal, "authors": read_authors, "s
 CONVENTIONS = tuple(READERS)
 
 
-def read_all(reply: str | None, not_sure_offered: bool) -> dict[str, str | None]:
-    """The reading under every convention."""
-    return {name: reader(reply, not_sure_offered) for name, reader in READERS.items()}
+def read_all(
+    reply: str | None, not_sure_offered: bool, vocabulary: Vocabulary = "digits"
+) -> dict[str, str | None]:
+    """The reading under every convention; the answer vocabulary is the `medhal` reading's
+    (the authors' rule and the exact format know only the prompt's digits)."""
+    readings = {name: reader(reply, not_sure_offered) for name, reader in READERS.items()}
+    if vocabulary != "digits":
+        readings["medhal"] = read_medhal(reply, not_sure_offered, vocabulary)
+    return readings

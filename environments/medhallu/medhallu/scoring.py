@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from medhal.kit.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
-from medhallu.replies import FACTUAL, NOT_SURE, read_all
+from medhallu.replies import FACTUAL, NOT_SURE, VOCABULARIES, Vocabulary, read_all
 
 NOT_SURE_METRIC = "not_sure"
 """1.0 when the run's reading is an abstention."""
@@ -22,6 +22,7 @@ class Gradable(Protocol):
     parser: str
     not_sure_offered: bool
     not_sure_reward: float
+    answer_vocabulary: str
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,16 @@ def reward(label: str | None, gold: str, not_sure_reward: float) -> float:
     return float(label == gold)
 
 
+def vocabulary(name: str) -> Vocabulary:
+    """A recorded answer vocabulary, checked (a task's data may come from a trace file)."""
+    if name not in VOCABULARIES:
+        raise ValueError(f"answer_vocabulary {name!r} is not one of {', '.join(VOCABULARIES)}")
+    return name  # type: ignore[return-value]
+
+
 def score(item: Gradable, reply: str | None) -> Scored:
     """Read `reply` under every convention and grade each reading: one pass per trace."""
-    labels = read_all(reply, item.not_sure_offered)
+    labels = read_all(reply, item.not_sure_offered, vocabulary(item.answer_vocabulary))
     metrics: dict[str, float] = {}
     for name, label in labels.items():
         metrics[correct_key(name)] = float(label == item.label)

@@ -33,7 +33,7 @@ from medhallu.benchmark import (
     PROMPT_ASSET,
 )
 from medhallu.prompts import DetectionPrompts, extract_prompts, remove_not_sure, user_message
-from medhallu.replies import HALLUCINATED
+from medhallu.replies import HALLUCINATED, Vocabulary
 from medhallu.rows import item_labels, validate_rows
 from medhallu.scoring import gold_reply, score, wrong_reply
 
@@ -51,6 +51,9 @@ class MedHalluData(BenchmarkData):
     """The row's hallucination category; carried by both items of the row likewise."""
     not_sure_offered: bool
     not_sure_reward: float
+    answer_vocabulary: str = "digits"
+    """The words the replies answer with, besides the prompt's digits, as the run declared
+    them (`answer_vocabulary`); "digits" in traces written before the option existed."""
 
 
 class MedHalluTask(vf.Task[MedHalluData]):
@@ -93,6 +96,11 @@ class MedHalluConfig(BenchmarkConfig):
     """Reward for an abstention, in [0, 1] (a right verdict earns 1, a wrong or INVALID one 0)."""
     difficulty: Literal["all", "easy", "medium", "hard"] = "all"
     """`all`, or only the rows of one difficulty."""
+    answer_vocabulary: Vocabulary = "digits"
+    """The words the replies answer with, for the `medhal` reading: `digits` (the prompt's
+    0 / 1 / 2) or `halueval` (also HaluEval's `#Your Judgement#: Yes` = hallucinated, `No`
+    = factual, for replies made with HaluEval-style prompts). Declared, never guessed; the
+    `authors` and `strict` readings know only the digits."""
     prompts: Literal["pinned", "demo"] = "pinned"
     """`pinned`: the authors' prompt. `demo`: a prompt written by medhal, for the demo rows
     only (a demo on a machine that cannot fetch the pinned script)."""
@@ -171,6 +179,7 @@ class MedHalluTaskset(RecordsSelection, vf.Taskset[MedHalluTask, MedHalluConfig]
                     category=row["Category of Hallucination"],
                     not_sure_offered=cfg.not_sure,
                     not_sure_reward=cfg.not_sure_reward,
+                    answer_vocabulary=cfg.answer_vocabulary,
                 )
                 tasks.append(MedHalluTask(data, cfg.task))
         return require_rows(tasks, loaded.origin, f"of difficulty {cfg.difficulty!r}")
