@@ -28,14 +28,30 @@ logger = logging.getLogger(__name__)
 TRACE_KEY = "medhal_trace"
 
 
+def _field(message: Any, name: str) -> Any:
+    """A message field, from a dict or from verifiers' message models (which vf-eval passes:
+    pydantic objects with item access but no `get`)."""
+    return message.get(name) if isinstance(message, Mapping) else getattr(message, name, None)
+
+
+def _text(content: Any) -> str:
+    """A message's text: the string, or the text parts of a list of content parts joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            text
+            for part in content
+            if _field(part, "type") == "text" and isinstance(text := _field(part, "text"), str)
+        )
+    return ""
+
+
 def _completion_text(completion: Any) -> str:
+    """The last assistant message's text ("" without one)."""
     if isinstance(completion, str):
         return completion
-    texts = [
-        m.get("content") or ""
-        for m in completion or []
-        if isinstance(m, dict) and m.get("role") == "assistant"
-    ]
+    texts = [_text(_field(m, "content")) for m in completion or [] if _field(m, "role") == "assistant"]
     return texts[-1] if texts else ""
 
 
@@ -109,7 +125,6 @@ def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any
             "prompt": [m.model_dump(exclude_none=True) for m in prompt_messages(t.data)],
             "answer": "",
             "info": {"task_data": t.data.model_dump(mode="json"), "task_type": task_cls.__name__},
-            "task": env_id,
         }
         for t in tasks
     ]
