@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -36,7 +36,7 @@ class BadTokenCap(ValueError):
     """`max_completion_tokens` is not null or a positive integer."""
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -107,7 +107,10 @@ async def _error(send: Send, status: int, message: str) -> None:
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": payload})
@@ -123,8 +126,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     add_args_from_model(parser, Settings)
     args = parser.parse_args(argv)
-    server = parse_model_from_args(ServerSettings, args)
-    app = create_app(server_settings=server, model_settings=[parse_model_from_args(ModelSettings, args)])
+    # parse_model_from_args returns an instance of the class it is given (annotated as the class).
+    server = cast(ServerSettings, parse_model_from_args(ServerSettings, args))
+    model = cast(ModelSettings, parse_model_from_args(ModelSettings, args))
+    app = create_app(server_settings=server, model_settings=[model])
     uvicorn.run(
         TokenCap(app),
         host=server.host,

@@ -121,7 +121,9 @@ def expected() -> dict[Path, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if configs/prime is stale")
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if configs/prime is stale"
+    )
     ns = parser.parse_args(argv)
     try:
         files = expected()

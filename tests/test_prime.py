@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-import scripts.prime_configs as prime_configs
+from scripts import prime_configs
 
 ROOT = Path(__file__).parents[1]
 SOURCES = sorted((ROOT / "configs" / "eval").glob("*.toml"))
@@ -81,7 +81,9 @@ class Hub:
         match = re.fullmatch(r"/environmentshub/([\w-]+)/([\w-]+)/@latest", path)
         if match and f"{match[1]}/{match[2]}" in self.pushed:
             slug = f"{match[1]}/{match[2]}"
-            return {"data": {"id": f"env-{match[2]}", "latest_version": {"semantic_version": self.pushed[slug]}}}
+            return {
+                "data": {"id": f"env-{match[2]}", "latest_version": {"semantic_version": self.pushed[slug]}}
+            }
         if match or path in ("/user/whoami", "/user/teams"):
             raise APIError("404 not found")
         raise AssertionError(f"unexpected GET {path}")
@@ -110,7 +112,7 @@ def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Hub:
     import httpx
     import prime_cli.commands.env as env_commands
     import prime_cli.commands.evals as eval_commands
-    import prime_cli.utils.eval_environment as eval_environment
+    from prime_cli.utils import eval_environment
 
     fake = Hub()
     (tmp_path / "home").mkdir()
@@ -236,7 +238,9 @@ def test_push_builds_a_v1_package_and_a_hosted_run_finds_it(folder, hub, tmp_pat
     work = tmp_path / "checkout"
     env_dir = work / "environments" / folder
     shutil.copytree(
-        ROOT / "environments" / folder, env_dir, ignore=shutil.ignore_patterns("__pycache__", "dist", ".prime")
+        ROOT / "environments" / folder,
+        env_dir,
+        ignore=shutil.ignore_patterns("__pycache__", "dist", ".prime"),
     )
     project = tomllib.loads((env_dir / "pyproject.toml").read_text())["project"]
     name, version = project["name"], project["version"]
@@ -259,7 +263,11 @@ def test_push_builds_a_v1_package_and_a_hosted_run_finds_it(folder, hub, tmp_pat
     assert f"[medhal.environments]\n{name} = {folder}.report:REPORT" in info["entry_points.txt"]
     metadata = Parser().parsestr(info["METADATA"])
     requires = sorted(metadata.get_all("Requires-Dist"))
-    assert requires == sorted(wheel["metadata"]["requires_dist"]) == ["medhal<0.3,>=0.2", "verifiers<0.3,>=0.2.1"]
+    assert (
+        requires
+        == sorted(wheel["metadata"]["requires_dist"])
+        == ["medhal<0.3,>=0.2", "verifiers<0.3,>=0.2.1"]
+    )
     assert "LICENSE" in (metadata.get_all("License-File") or [])
 
     # The source archive (what `prime env pull` unpacks): README, pyproject and the package
@@ -328,8 +336,8 @@ def test_readme_hosted_commands_send_what_they_say(hub, tmp_path, monkeypatch):
     commands = [c for c in shell_commands(section, "prime eval run") if "--hosted" in c]
     by_env: dict[str, dict[str, Any]] = {}
     configs = 0
-    for words in commands:
-        words = [w.replace("<owner>", OWNER).replace("<model>", MODEL) for w in words]
+    for command in commands:
+        words = [w.replace("<owner>", OWNER).replace("<model>", MODEL) for w in command]
         target = words[3]
         if target.endswith(".toml"):
             words[3] = str(ROOT / target)
@@ -349,9 +357,15 @@ def test_readme_hosted_commands_send_what_they_say(hub, tmp_path, monkeypatch):
         assert config["num_examples"] == -1 and config["rollouts_per_example"] == 1, words
         valid_options(env_id, config["env_args"])
         by_env[env_id] = config
-        for line in ("✓ Hosted evaluation started", f"Environment: {OWNER}/{env_id}", "Evaluation ID: eval-1"):
+        for line in (
+            "✓ Hosted evaluation started",
+            f"Environment: {OWNER}/{env_id}",
+            "Evaluation ID: eval-1",
+        ):
             assert line in result.output, result.output
-        assert "prime eval logs eval-1 -f" in result.output and "/dashboard/evaluations/eval-1" in result.output
+        assert (
+            "prime eval logs eval-1 -f" in result.output and "/dashboard/evaluations/eval-1" in result.output
+        )
     assert configs >= 1
     assert set(by_env) == {"medfact-bench", "med-halt", "medhallu"}
     # Every option is written out, but those the README says do not belong in a hosted run.
@@ -362,7 +376,13 @@ def test_readme_hosted_commands_send_what_they_say(hub, tmp_path, monkeypatch):
     for env_id, config in by_env.items():
         fields = taskset_config_type(env_id).model_fields
         task_options = set(fields["task"].annotation.model_fields) - set(TaskConfig.model_fields)
-        options = set(fields) - {"id", "dataset_path", "shard", "revision", *([] if task_options else ["task"])}
+        options = set(fields) - {
+            "id",
+            "dataset_path",
+            "shard",
+            "revision",
+            *([] if task_options else ["task"]),
+        }
         assert set(config["env_args"]) == options, env_id
         assert set(config["env_args"].get("task", {})) == task_options, env_id
     # Each example is a paper setting: its options and sampling are those of a configs/eval file.

@@ -74,7 +74,9 @@ class Expected:
             for position, task in enumerate(tasks):
                 prompt = prompt_messages(task.data)[-1].content
                 gold = position % 2 == 0
-                assert prompt not in self.replies, "two tasks with one prompt: the script could not tell them apart"
+                assert prompt not in self.replies, (
+                    "two tasks with one prompt: the script could not tell them apart"
+                )
                 self.replies[prompt] = (scoring.gold_reply if gold else scoring.wrong_reply)(task.data)
                 self.reward[env_id, task.data.idx] = 1.0 if gold else WRONG_REWARD[env_id]
                 self.prompts[env_id].add(prompt)
@@ -141,13 +143,23 @@ for argv in json.loads(sys.argv[1]):
 def test_eval_server_runs_a_paper_setting_of_each_environment(endpoint, expected, assets_env, tmp_path):
     runs = {
         env_id: [
-            "@", str(ROOT / "configs" / "eval" / f"{stem}.toml"),
-            "--server", "--no-rich", "--no-push",
-            "-m", "scripted", "--client.base-url", endpoint.base_url,
-            "-n", str(N), "-o", str(tmp_path / env_id),
-            "--taskset.dataset-path", demo_rows(env_id),
+            "@",
+            str(ROOT / "configs" / "eval" / f"{stem}.toml"),
+            "--server",
+            "--no-rich",
+            "--no-push",
+            "-m",
+            "scripted",
+            "--client.base-url",
+            endpoint.base_url,
+            "-n",
+            str(N),
+            "-o",
+            str(tmp_path / env_id),
+            "--taskset.dataset-path",
+            demo_rows(env_id),
             *POOL[env_id],
-        ]  # fmt: skip
+        ]
         for env_id, stem in SETTINGS.items()
     }
     before = len(endpoint.requests)
@@ -155,7 +167,9 @@ def test_eval_server_runs_a_paper_setting_of_each_environment(endpoint, expected
     sent = endpoint.requests[before:]
     for env_id in SETTINGS:
         out = tmp_path / env_id
-        traces = [json.loads(line) for line in (out / "traces.jsonl").read_text().splitlines() if line.strip()]
+        traces = [
+            json.loads(line) for line in (out / "traces.jsonl").read_text().splitlines() if line.strip()
+        ]
         assert sorted(t["task"]["data"]["idx"] for t in traces) == expected.idx(env_id)
         for trace in traces:
             idx = trace["task"]["data"]["idx"]
@@ -223,7 +237,9 @@ def test_vf_eval_runs_the_settings_through_load_environment(endpoint, expected, 
         metadata = json.loads(metadata_path.read_text())
         env_id = metadata["env_id"]
         seen.append(env_id)
-        rows = [json.loads(line) for line in (metadata_path.parent / "results.jsonl").read_text().splitlines()]
+        rows = [
+            json.loads(line) for line in (metadata_path.parent / "results.jsonl").read_text().splitlines()
+        ]
         idx = sorted(r["info"]["task_data"]["idx"] for r in rows)
         assert idx == expected.idx(env_id), env_id
         for row in rows:

@@ -49,7 +49,11 @@ async def test_the_reply_is_read_whatever_shape_the_completion_has(medfact, shap
 
 async def test_the_last_assistant_message_is_the_reply(medfact):
     gold, wrong = gold_reply(data_of(medfact, 0)), wrong_reply(data_of(medfact, 0))
-    completion = [AssistantMessage(content=wrong), {"role": "user", "content": gold}, AssistantMessage(content=gold)]
+    completion = [
+        AssistantMessage(content=wrong),
+        {"role": "user", "content": gold},
+        AssistantMessage(content=gold),
+    ]
     assert await reward(medfact, 0, completion) == 1.0
     assert await reward(medfact, 1, [{"role": "user", "content": gold}]) == 0.0  # no reply at all
 
@@ -61,7 +65,9 @@ def task_ids(env) -> list[int]:
 def test_a_taskset_table_is_unpacked(medfact):
     subset = {"subset": "healthver"}
     flat = medfact_bench.load_environment(**MEDFACT_DEMO, **subset)
-    table = medfact_bench.load_environment(config={"taskset": {"id": "medfact-bench", **MEDFACT_DEMO, **subset}})
+    table = medfact_bench.load_environment(
+        config={"taskset": {"id": "medfact-bench", **MEDFACT_DEMO, **subset}}
+    )
     mixed = medfact_bench.load_environment(**MEDFACT_DEMO, config={"taskset": subset, "harness": {"id": "x"}})
     assert task_ids(flat) == task_ids(table) == task_ids(mixed) != task_ids(medfact)
     assert [r["prompt"] for r in table.eval_dataset] == [r["prompt"] for r in flat.eval_dataset]
