@@ -33,14 +33,25 @@ def test_there_is_a_config_per_environment():
 
 @pytest.fixture(scope="module")
 def resolved(tmp_path_factory) -> tuple[Path, str]:
-    """(folder with one `<stem>/config.toml` per config, the dry runs' stderr)."""
+    """(folder with one `<stem>/config.toml` per config, the dry runs' stderr). One more dry run
+    is of a config with an `[[eval]]` table added (prime's format), which `eval` must refuse."""
     out = tmp_path_factory.mktemp("dry-runs")
-    argv = [str(arg) for config in CONFIGS for arg in (config, out / config.stem)]
+    with_eval_table = out / "with_eval_table.toml"
+    with_eval_table.write_text(CONFIGS[0].read_text() + '\n[[eval]]\nenv_id = "med-halt"\n')
+    argv = [str(arg) for config in [*CONFIGS, with_eval_table] for arg in (config, out / config.stem)]
     proc = subprocess.run(
         [sys.executable, "-c", DRY_RUNS, *argv], capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, proc.stderr
+
+
+def test_an_eval_table_is_refused(resolved):
+    """`eval @` validates the whole file and forbids keys it does not know, so one file cannot
+    serve it and prime's `[[eval]]` loader (configs/prime/ is rendered instead)."""
+    out, log = resolved
+    assert not (out / "with_eval_table" / "config.toml").exists()
+    assert f"DRY-RUN FAILED {out / 'with_eval_table.toml'}" in log and "eval" in log
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)

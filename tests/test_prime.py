@@ -167,6 +167,28 @@ def test_a_source_key_without_a_mapping_is_refused(tmp_path):
             prime_configs.render(path)
 
 
+def test_neither_format_serves_both_loaders(hub, tmp_path):
+    """Why configs/prime/ exists: prime's hosted loader refuses a configs/eval file (no
+    `[[eval]]` table) and, given one, our `[timeout]` (tests/test_configs.py shows `eval @`
+    refusing an `[[eval]]` table)."""
+    source = SOURCES[0].read_text()
+    result = prime("eval", "run", str(SOURCES[0]), "--hosted", "-m", MODEL)
+    assert (
+        result.exit_code == 1 and "Config file must contain at least one" in result.output
+    )  # rich drops "[[eval]]"
+    both = tmp_path / "both.toml"
+    # rollouts_per_example, which eval also takes (for num_rollouts), and an [[eval]] table:
+    # the [timeout] table remains, and prime refuses it.
+    both.write_text(
+        source.replace("num_rollouts", "rollouts_per_example").replace(
+            "[taskset]", '[[eval]]\nenv_id = "med-halt"\n\n[taskset]', 1
+        )
+    )
+    result = prime("eval", "run", str(both), "--hosted", "-m", MODEL)
+    assert result.exit_code == 1 and "hosted eval config does not support: `timeout`" in result.output
+    assert hub.created == []
+
+
 @pytest.fixture
 def resolves_to_owner(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> Hub:
     """Hosted runs of a bare environment id resolve to OWNER's copy (as after a push)."""
