@@ -121,15 +121,10 @@ def run_python(code: str, args: list[str], env: dict[str, str], timeout: int = 9
     return proc.stderr
 
 
-POOL = {
-    "medhallu": [],  # eval's default: an elastic pool (a broker process, then worker processes)
-    "med-halt": ["--pool.type", "static", "--pool.num-workers", "1"],
-    "medfact-bench": ["--pool.type", "static", "--pool.num-workers", "1"],
-}
-"""The env server each run uses. One environment goes through the default pool; the others
-through a single server process (the same server, client and messages without the broker,
-which only forwards them): each process a pool starts imports verifiers anew, the bulk of a
-run's time here."""
+POOL = ["--pool.type", "static", "--pool.num-workers", "1"]
+"""One env-server process per run: the server, client and messages of verifiers' pool without
+its broker process, which only forwards them. Every process a run starts imports verifiers
+anew, the bulk of a run's time here, and the default (elastic) pool starts two."""
 
 EVAL_RUNS = """
 import json, sys
@@ -158,7 +153,7 @@ def test_eval_server_runs_a_paper_setting_of_each_environment(endpoint, expected
             str(tmp_path / env_id),
             "--taskset.dataset-path",
             demo_rows(env_id),
-            *POOL[env_id],
+            *POOL,
         ]
         for env_id, stem in SETTINGS.items()
     }
@@ -179,7 +174,7 @@ def test_eval_server_runs_a_paper_setting_of_each_environment(endpoint, expected
         config = tomllib.loads((out / "config.toml").read_text())
         declared = setting(env_id)
         assert config["server"] is True and config["num_tasks"] == N
-        assert config["pool"]["type"] == ("static" if POOL[env_id] else "elastic")
+        assert config["pool"] == {"type": "static", "num_workers": 1}
         assert {k: config["taskset"][k] for k in declared["taskset"]} == declared["taskset"]
         # The setting's sampling reached the endpoint on every request of this environment.
         requests = [r for r in sent if last_user_text(r) in expected.prompts[env_id]]
