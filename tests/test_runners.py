@@ -10,9 +10,8 @@ worth (the gold answer on even task positions, a well-formed wrong answer on odd
 
 Each run covers the first three tasks of the environment's bundled demo rows (our own, not
 benchmark data) under the setting's options and the pinned prompt files from the shared data.
-Each test starts its runs from one Python process that calls the runner's real entry point
-(what the `eval` and `vf-eval` scripts run) once per environment, to pay verifiers' import
-once.
+All runs start from one Python process that calls the runners' real entry points (what the
+`eval` and `vf-eval` scripts run) one after the other, to pay verifiers' import once.
 """
 
 from __future__ import annotations
@@ -113,74 +112,20 @@ def endpoint(expected: Expected):
         yield ep
 
 
-def run_python(code: str, args: list[str], env: dict[str, str], timeout: int = 900) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=timeout
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    return proc.stderr
-
-
 POOL = ["--pool.type", "static", "--pool.num-workers", "1"]
 """One env-server process per run: the server, client and messages of verifiers' pool without
 its broker process, which only forwards them. Every process a run starts imports verifiers
 anew, the bulk of a run's time here, and the default (elastic) pool starts two."""
 
-EVAL_RUNS = """
-import json, sys
-from verifiers.v1.cli.eval.main import main  # the `eval` script
 
-for argv in json.loads(sys.argv[1]):
-    main(argv)
-"""
-
-
-def test_eval_server_runs_a_paper_setting_of_each_environment(endpoint, expected, assets_env, tmp_path):
-    runs = {
-        env_id: [
-            "@",
-            str(ROOT / "configs" / "eval" / f"{stem}.toml"),
-            "--server",
-            "--no-rich",
-            "--no-push",
-            "-m",
-            "scripted",
-            "--client.base-url",
-            endpoint.base_url,
-            "-n",
-            str(N),
-            "-o",
-            str(tmp_path / env_id),
-            "--taskset.dataset-path",
-            demo_rows(env_id),
-            *POOL,
-        ]
-        for env_id, stem in SETTINGS.items()
-    }
-    before = len(endpoint.requests)
-    run_python(EVAL_RUNS, [json.dumps(list(runs.values()))], assets_env)
-    sent = endpoint.requests[before:]
-    for env_id in SETTINGS:
-        out = tmp_path / env_id
-        traces = [
-            json.loads(line) for line in (out / "traces.jsonl").read_text().splitlines() if line.strip()
-        ]
-        assert sorted(t["task"]["data"]["idx"] for t in traces) == expected.idx(env_id)
-        for trace in traces:
-            idx = trace["task"]["data"]["idx"]
-            assert not trace["errors"] and trace["stop_condition"] != "error", (env_id, trace["errors"])
-            assert sum(trace["rewards"].values()) == expected.reward[env_id, idx], (env_id, idx)
-            assert trace["task"]["data"]["benchmark"] == env_id
-        config = tomllib.loads((out / "config.toml").read_text())
-        declared = setting(env_id)
-        assert config["server"] is True and config["num_tasks"] == N
-        assert config["pool"] == {"type": "static", "num_workers": 1}
-        assert {k: config["taskset"][k] for k in declared["taskset"]} == declared["taskset"]
-        # The setting's sampling reached the endpoint on every request of this environment.
-        requests = [r for r in sent if last_user_text(r) in expected.prompts[env_id]]
-        assert len(requests) == N
-        for request in requests:
-            assert {k: request.get(k) for k in declared["sampling"]} == declared["sampling"], env_id
+def eval_argv(env_id: str, endpoint: ScriptedEndpoint, out: Path) -> list[str]:
+    """`eval @ configs/eval/<setting>.toml --server ...` on the first N demo rows."""
+    return [
+        "@", str(ROOT / "configs" / "eval" / f"{SETTINGS[env_id]}.toml"),
+        "--server", "--no-rich", "--no-push", *POOL,
+        "-m", "scripted", "--client.base-url", endpoint.base_url,
+        "-n", str(N), "-o", str(out), "--taskset.dataset-path", demo_rows(env_id),
+    ]  # fmt: skip
 
 
 def vf_eval_config(endpoint: ScriptedEndpoint, out: Path) -> dict[str, Any]:
@@ -212,23 +157,70 @@ def vf_eval_config(endpoint: ScriptedEndpoint, out: Path) -> dict[str, Any]:
     }
 
 
-VF_EVAL = """
-import sys
-from verifiers.scripts.eval import main  # the `vf-eval` script
+RUNS = """
+import json, sys
+from verifiers.v1.cli.eval.main import main as eval_main  # the `eval` script
+from verifiers.scripts.eval import main as vf_eval_main  # the `vf-eval` script
 
-main([sys.argv[1]])
+eval_runs, vf_eval_config = json.loads(sys.argv[1]), sys.argv[2]
+for argv in eval_runs:
+    eval_main(argv)
+vf_eval_main([vf_eval_config])
 """
 
 
-def test_vf_eval_runs_the_settings_through_load_environment(endpoint, expected, assets_env, tmp_path):
-    config = tmp_path / "vf-eval.toml"
-    config.write_text(tomli_w.dumps(vf_eval_config(endpoint, tmp_path / "out")))
-    before = len(endpoint.requests)
-    run_python(VF_EVAL, [str(config)], assets_env)
-    sent = endpoint.requests[before:]
-    runs = sorted((tmp_path / "out" / "evals").glob("*--scripted/*/metadata.json"))
+@pytest.fixture(scope="module")
+def runs(endpoint: ScriptedEndpoint, assets_env: dict[str, str], tmp_path_factory) -> Path:
+    """Every run of both tests, from one process: `eval --server` into OUT/<env id>, then vf-eval
+    into OUT/vf-eval. The requests each runner sent are told apart by its token-cap field:
+    `eval` sends `max_tokens`, vf-eval's v0 client `max_completion_tokens`."""
+    out = tmp_path_factory.mktemp("runs")
+    config = out / "vf-eval.toml"
+    config.write_text(tomli_w.dumps(vf_eval_config(endpoint, out / "vf-eval")))
+    argvs = [eval_argv(env_id, endpoint, out / env_id) for env_id in SETTINGS]
+    proc = subprocess.run(
+        [sys.executable, "-c", RUNS, json.dumps(argvs), str(config)],
+        capture_output=True,
+        text=True,
+        env=assets_env,
+        timeout=1200,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return out
+
+
+def sent(endpoint: ScriptedEndpoint, expected: Expected, env_id: str, cap_field: str) -> list[dict[str, Any]]:
+    """The requests for this environment's prompts that carried `cap_field`."""
+    return [r for r in endpoint.requests if last_user_text(r) in expected.prompts[env_id] and cap_field in r]
+
+
+def test_eval_server_runs_a_paper_setting_of_each_environment(runs, endpoint, expected):
+    for env_id in SETTINGS:
+        out = runs / env_id
+        traces = [
+            json.loads(line) for line in (out / "traces.jsonl").read_text().splitlines() if line.strip()
+        ]
+        assert sorted(t["task"]["data"]["idx"] for t in traces) == expected.idx(env_id)
+        for trace in traces:
+            idx = trace["task"]["data"]["idx"]
+            assert not trace["errors"] and trace["stop_condition"] != "error", (env_id, trace["errors"])
+            assert sum(trace["rewards"].values()) == expected.reward[env_id, idx], (env_id, idx)
+            assert trace["task"]["data"]["benchmark"] == env_id
+        config = tomllib.loads((out / "config.toml").read_text())
+        declared = setting(env_id)
+        assert config["server"] is True and config["num_tasks"] == N
+        assert config["pool"] == {"type": "static", "num_workers": 1}
+        assert {k: config["taskset"][k] for k in declared["taskset"]} == declared["taskset"]
+        # The setting's sampling reached the endpoint on every request of this environment.
+        requests = sent(endpoint, expected, env_id, "max_tokens")
+        assert len(requests) == N
+        for request in requests:
+            assert {k: request.get(k) for k in declared["sampling"]} == declared["sampling"], env_id
+
+
+def test_vf_eval_runs_the_settings_through_load_environment(runs, endpoint, expected):
     seen = []
-    for metadata_path in runs:
+    for metadata_path in sorted((runs / "vf-eval" / "evals").glob("*--scripted/*/metadata.json")):
         metadata = json.loads(metadata_path.read_text())
         env_id = metadata["env_id"]
         seen.append(env_id)
@@ -241,12 +233,13 @@ def test_vf_eval_runs_the_settings_through_load_environment(endpoint, expected, 
             assert row["error"] is None, (env_id, row["error"])
             assert row["reward"] == expected.reward[env_id, row["info"]["task_data"]["idx"]], env_id
     assert sorted(seen) == ["med-halt", "medfact-bench", "medhallu", "medhallu"]
-    # The setting's sampling reached the endpoint; vf-eval sends the token cap as
-    # max_completion_tokens (the name the embedded llama.cpp server had ignored).
+    # The setting's sampling reached the endpoint, the token cap as max_completion_tokens (the
+    # name the embedded llama.cpp server had ignored).
     for env_id, runs_of_env in (("med-halt", 1), ("medfact-bench", 1), ("medhallu", 2)):
         declared = dict(setting(env_id)["sampling"])
         declared["max_completion_tokens"] = declared.pop("max_tokens")
-        requests = [r for r in sent if last_user_text(r) in expected.prompts[env_id]]
+        requests = sent(endpoint, expected, env_id, "max_completion_tokens")
         assert len(requests) == N * runs_of_env, env_id
         for request in requests:
             assert {k: request.get(k) for k in declared} == declared, (env_id, request)
+            assert "max_tokens" not in request
