@@ -9,7 +9,7 @@ export MEDHAL_SHARED_DATA ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 UV_BIN := $(shell command -v uv 2>/dev/null || { python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)" >&2; python3 -c "import uv; print(uv.find_uv_bin())"; })
 export PATH := $(dir $(UV_BIN)):$(PATH)
 
-.PHONY: test lint format demo build release-check publish fingerprints mutants
+.PHONY: test lint format demo build release-check publish fingerprints configs mutants
 
 # Linters first: a red lint fails CI as a failing test does. Then the suite on every core
 # (pytest-xdist): whole modules per worker (--dist loadscope), so a module's shared fixtures (a
@@ -50,6 +50,11 @@ publish:
 # Re-record tests/scoring_fingerprints.json after a version bump (RELEASING.md).
 fingerprints:
 	uv run --locked python -m tests.test_scoring_fingerprint --update
+
+# Render configs/prime/ (the paper settings in prime's and vf-eval's [[eval]] format) from
+# configs/eval/ after changing a setting; tests/test_prime.py fails while they disagree.
+configs:
+	uv run --locked python scripts/prime_configs.py
 
 # Mutation testing of the reading, scoring and report code (slow, so not part of `make test`; the
 # score per module, its run time and every surviving mutant are in reports/test-quality.md).

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 import verifiers as vf0
@@ -28,14 +28,30 @@ logger = logging.getLogger(__name__)
 TRACE_KEY = "medhal_trace"
 
 
+def _field(message: Any, name: str) -> Any:
+    """A message field, from a dict or from verifiers' message models (which vf-eval passes:
+    pydantic objects with item access but no `get`)."""
+    return message.get(name) if isinstance(message, Mapping) else getattr(message, name, None)
+
+
+def _text(content: Any) -> str:
+    """A message's text: the string, or the text parts of a list of content parts joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            text
+            for part in content
+            if _field(part, "type") == "text" and isinstance(text := _field(part, "text"), str)
+        )
+    return ""
+
+
 def _completion_text(completion: Any) -> str:
+    """The last assistant message's text ("" without one)."""
     if isinstance(completion, str):
         return completion
-    texts = [
-        m.get("content") or ""
-        for m in completion or []
-        if isinstance(m, dict) and m.get("role") == "assistant"
-    ]
+    texts = [_text(_field(m, "content")) for m in completion or [] if _field(m, "role") == "assistant"]
     return texts[-1] if texts else ""
 
 
@@ -59,12 +75,40 @@ def _scored_in_thread(coroutine: Coroutine[Any, Any, vf.Trace]) -> vf.Trace:
     return result[0]
 
 
+def _taskset_sections(env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """`kwargs` with a `config={"taskset": {...}, "harness": {...}}` argument unpacked: the
+    `[[eval]]` TOML loaders of vf-eval and prime (verifiers 0.2.0's schema) pass a `[taskset]`
+    table that way. Its options join the others (one option given both ways is an error); a
+    harness section is ignored with a log, the v0 environment being single-turn. A `config`
+    that is not a table is an option like any other (MedHallu's dataset configuration)."""
+    sections = kwargs.get("config")
+    if not isinstance(sections, Mapping):
+        return kwargs
+    rest = {k: v for k, v in kwargs.items() if k != "config"}
+    unknown = sorted(set(sections) - {"taskset", "harness"})
+    if unknown:
+        raise ValueError(f"{env_id}: config sections {unknown} are not one of taskset, harness")
+    taskset = dict(sections.get("taskset") or {})
+    declared = taskset.pop("id", env_id)
+    name = str(declared).split("/")[-1].split("@")[0].strip().lower().replace("_", "-")  # owner/name@version
+    if name != env_id:
+        raise ValueError(f"{env_id}: config.taskset.id is {declared!r}, another environment")
+    both = sorted(set(taskset) & set(rest))
+    if both:
+        raise ValueError(f"{env_id}: options {both} are given both in config.taskset and as arguments")
+    if sections.get("harness"):
+        logger.info("%s: ignoring config.harness (the v0 environment is single-turn)", env_id)
+    return {**rest, **taskset}
+
+
 def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any) -> vf0.SingleTurnEnv:
     """A v0 SingleTurnEnv over `taskset_cls`'s tasks. Taskset options are taken from
-    `kwargs`; anything else (`max_turns`, ... passed by v0 tooling) is ignored with a log."""
+    `kwargs` (or from a `config={"taskset": {...}}` table, as vf-eval passes a `[taskset]`
+    section); anything else (`max_turns`, ... passed by v0 tooling) is ignored with a log."""
     from datasets import Dataset
     from verifiers.v1.utils.generic import generic_type
 
+    kwargs = _taskset_sections(env_id, kwargs)
     config_cls = generic_type(taskset_cls, vf.TasksetConfig, origin=vf.Taskset) or vf.TasksetConfig
     options = {k: v for k, v in kwargs.items() if k in config_cls.model_fields}
     ignored = sorted(set(kwargs) - set(options))
@@ -81,7 +125,6 @@ def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any
             "prompt": [m.model_dump(exclude_none=True) for m in prompt_messages(t.data)],
             "answer": "",
             "info": {"task_data": t.data.model_dump(mode="json"), "task_type": task_cls.__name__},
-            "task": env_id,
         }
         for t in tasks
     ]

