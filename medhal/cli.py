@@ -204,11 +204,12 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
     sc.set_defaults(handler=cmd_score, takes_taskset_options=True)
 
-    from medhal import demo, repair, serve
+    from medhal import commands_fetch, demo, repair, serve
 
     serve.add_parsers(sub)
     demo.add_parser(sub)
     repair.add_parser(sub)
+    commands_fetch.add_parser(sub)
     return parser
 
 

@@ -37,7 +37,7 @@ from med_halt.prompts import Preamble, build_preamble
 from med_halt.rows import to_item
 from med_halt.scoring import FAKE_RULES, IR_RULES, gold_reply, rules, score, wrong_reply
 from medhal.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
-from medhal.outcomes import CORRECT
+from medhal.outcomes import CORRECT, PARSED
 from medhal.provenance import code_versions
 from medhal.replies import Convention
 from medhal.task import BenchmarkData, RecordsSelection, ShardedConfig, validate_task
@@ -86,6 +86,11 @@ class MedHaltTaskConfig(vf.TaskConfig):
     wrong_reward: float = Field(WRONG_REWARD, ge=-1.0, le=0.0)
     """Reward for a wrong answer or a format error, between -1 and 0 (RL knob; report
     scores always use -0.25)."""
+    invalid_reward: float | None = Field(None, ge=-1.0, le=0.0)
+    """Reward for a format error alone (no answer read under the run's convention), between
+    -1 and 0; unset (the default): `wrong_reward`, as eq. 1 of the paper counts a format
+    error wrong. An RL knob: below `wrong_reward`, a reply out of format (a hedge, every
+    option listed) is worse than an honest mistake."""
 
 
 class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
@@ -100,7 +105,11 @@ class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
 
     @vf.reward(weight=1.0)
     async def points(self, trace: vf.Trace) -> float:
-        return 1.0 if trace.metrics[CORRECT] else self.config.wrong_reward
+        if trace.metrics[CORRECT]:
+            return 1.0
+        if not trace.metrics[PARSED] and self.config.invalid_reward is not None:
+            return float(self.config.invalid_reward)
+        return float(self.config.wrong_reward)
 
     async def validate(self, runtime: object = None) -> bool:
         """The answer dict a perfect model writes earns +1 and is read under every
@@ -244,6 +253,7 @@ class MedHaltTaskset(RecordsSelection, vf.Taskset[MedHaltTask, MedHaltConfig]):
                 "scoring_rule": cfg.rule(name),
                 "parser": cfg.parser,
                 "options": options,
+                "reward": cfg.task.model_dump(mode="json", include={"wrong_reward", "invalid_reward"}),
                 "code": code_versions("med-halt"),
             }
             kept = 0
