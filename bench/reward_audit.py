@@ -34,7 +34,8 @@ that beats chance does so through the benchmark's own answer distribution
     uv run python bench/reward_audit.py --demo --out D  # the bundled demo rows (fast; what the test runs)
 
 Real data comes from MEDHAL_SHARED_DATA (default ../shared/data) with the pinned prompts served
-from it (MEDHAL_ASSETS_DIR); sets above --max-items are sampled systematically (every k-th item).
+from it (MEDHAL_ASSETS_DIR); sets above --max-items (default 1,100) are sampled
+systematically: every k-th row or claim, all its items kept.
 """
 
 from __future__ import annotations
@@ -181,6 +182,8 @@ def medhalt_input(data: Any) -> dict[str, Any]:
 
 
 WRONG_ANSWER = "An answer that is not among the options"
+DECLINES = {"i do not know", "i don t know", "i dont know"}
+"""Declining answers as `normalize_text` writes them (one answer, not a list holding one)."""
 
 
 class MedHalt:
@@ -322,17 +325,15 @@ class MedHalt:
     """Declining is an answer here: the right one for a fake question or a fake paper."""
 
     def definite(self, data: Any, reading: Any, setting: Setting) -> bool:
-        """Whether the reading is one of the answers the item offers: an option (or, for a
-        fake question, any declining answer), or for IR "Unknown" or a title/link of the set."""
+        """Whether the reading is exactly one of the answers the item offers: an option or a
+        plain "I do not know", or for IR "Unknown" or a title/link of the set."""
         from med_halt.rows import normalize_text
-        from med_halt.scoring import declines
 
         if reading is None:
             return False
         text = normalize_text(str(reading))
         if self.sets[data.test_set].family == "reasoning":
-            options = {normalize_text(o) for o in self.options(data)}
-            return text in options or (bool(data.decline_options) and declines(reading, data.decline_options))
+            return text in {normalize_text(o) for o in self.options(data)} or text in DECLINES
         golds = {normalize_text(str(t.data.gold)) for t in setting.tasks}
         return text in golds or text == "unknown"
 
@@ -556,7 +557,10 @@ class Outcome:
     answered: dict[str, float]
     """Share of items read as one of the answers the item offers, per convention."""
     correct: dict[str, float]
-    """Share read as the right answer, per convention."""
+    """Share scored right, per convention."""
+    right_unread: dict[str, float]
+    """Share scored right although the reading is not one of the offered answers (the
+    scoring rule, not the reader, accepted it), per convention."""
 
 
 async def score_replies(setting: Setting, replies: Callable[[Any], list[str]], adapter: Any) -> Outcome:
@@ -568,6 +572,7 @@ async def score_replies(setting: Setting, replies: Callable[[Any], list[str]], a
     total = dict.fromkeys(CONVENTIONS, 0.0)
     answered = dict.fromkeys(CONVENTIONS, 0.0)
     correct = dict.fromkeys(CONVENTIONS, 0.0)
+    right_unread = dict.fromkeys(CONVENTIONS, 0.0)
     tasks = setting.tasks
     for task in tasks:
         texts = replies(task.data)
@@ -575,24 +580,24 @@ async def score_replies(setting: Setting, replies: Callable[[Any], list[str]], a
             own = type(task)(task.data.model_copy(update={"parser": convention}), task.config)
             for text in texts:
                 trace = await score_reply(own, text)
-                reading = trace.info["readings"][convention]
+                one = adapter.definite(task.data, trace.info["readings"][convention], setting)
+                right = trace.metrics["correct"]
                 total[convention] += sum(trace.rewards.values()) / len(texts)
-                answered[convention] += float(adapter.definite(task.data, reading, setting)) / len(texts)
-                correct[convention] += trace.metrics["correct"] / len(texts)
+                answered[convention] += float(one) / len(texts)
+                correct[convention] += right / len(texts)
+                right_unread[convention] += float(right and not one) / len(texts)
     n = len(tasks)
-    return Outcome(
-        {c: v / n for c, v in total.items()},
-        {c: v / n for c, v in answered.items()},
-        {c: v / n for c, v in correct.items()},
-    )
+    return Outcome(*({c: v / n for c, v in d.items()} for d in (total, answered, correct, right_unread)))
 
 
 def verdict(
     policy: Policy, outcome: Outcome, chance: float, profile: str, abstain_is_answer: bool
 ) -> tuple[str, str]:
-    """(status, cause) under the default reward: `ok`, `intrinsic` (a constant, well-formed
-    answer beats chance through the data) or `reader` (a reply naming several answers or none
-    is read as one of them, a retracted gold as the gold, or one of them beats chance)."""
+    """(status, cause) under the default reward: `ok`; `intrinsic` (a constant, well-formed
+    answer beats chance through the data); `reader` (a reply naming several answers or none is
+    read as one of them, a retracted gold as the gold); `scoring` (the scoring rule accepts as
+    right a reading that is not one of the answers); a `reader` or `scoring` reply may also beat
+    chance."""
     above = outcome.mean[DEFAULT] > chance + EPS
     if policy.kind == CONSTANT or (policy.kind == ABSTAIN and abstain_is_answer):
         return (
@@ -600,14 +605,21 @@ def verdict(
             if above
             else ("ok", "")
         )
-    problems = []
+    reader, scoring = [], []
     if policy.kind in NOT_AN_ANSWER and outcome.answered[DEFAULT] > 0:
-        problems.append(f"read as one of the answers on {outcome.answered[DEFAULT]:.0%} of items")
+        reader.append(f"read as one of the answers on {outcome.answered[DEFAULT]:.1%} of items")
     if policy.kind == NEGATED and outcome.correct[DEFAULT] > 0:
-        problems.append(f"read as the gold on {outcome.correct[DEFAULT]:.0%} of items")
-    if above:
-        problems.append("beats chance")
-    return ("reader", "; ".join(problems)) if problems else ("ok", "")
+        reader.append(f"read as the gold on {outcome.correct[DEFAULT]:.1%} of items")
+    if outcome.right_unread[DEFAULT] > 0:
+        scoring.append(
+            f"scored right without naming one answer on {outcome.right_unread[DEFAULT]:.1%} of items"
+        )
+    beats = ["beats chance"] if above else []
+    if reader:
+        return "reader", "; ".join(reader + scoring + beats)
+    if scoring:
+        return "scoring", "; ".join(scoring + beats)
+    return ("reader", "beats chance") if above else ("ok", "")
 
 
 async def audit_setting(setting: Setting) -> dict[str, Any]:
@@ -626,6 +638,7 @@ async def audit_setting(setting: Setting) -> dict[str, Any]:
                 "reward": outcome.mean,
                 "answered": outcome.answered,
                 "correct": outcome.correct,
+                "right_unread": outcome.right_unread,
                 "status": status,
                 "cause": cause,
             }
@@ -659,8 +672,9 @@ def render(results: list[dict[str, Any]], source: str) -> str:
         "reward is `medhal`. Chance and the oracle are defined in the script's docstring and in the",
         'root README ("Training with these rewards"). **status** is judged under the default reward:',
         "`ok`; `intrinsic`: a constant, well-formed answer beats chance through the benchmark's own",
-        "answer distribution; `READER`: a reply that names several answers or none is read as an",
-        "answer (or a retracted gold as the gold), or beats chance: a reading to fix.",
+        "answer distribution; `READER`: a reply that names several answers or none is read as one",
+        "answer (or a retracted gold as the gold), or beats chance: a reading to fix; `SCORING`: the",
+        "scoring rule accepts a reading that is not one answer (a list holding the right one).",
         "",
     ]
     flagged = [(r, p) for r in results for p in r["policies"] if p["status"] != "ok"]
@@ -673,7 +687,7 @@ def render(results: list[dict[str, Any]], source: str) -> str:
             "|---|---|---|---|---|---|",
         ]
         for r, p in flagged:
-            status = "READER" if p["status"] == "reader" else p["status"]
+            status = p["status"].upper() if p["status"] in ("reader", "scoring") else p["status"]
             lines.append(
                 f"| {r['setting']} | {p['policy']} | {number(p['reward'][DEFAULT])} | "
                 f"{number(r['chance'][DEFAULT])} | {status} | {p['cause']} |"
@@ -693,8 +707,10 @@ def render(results: list[dict[str, Any]], source: str) -> str:
             f"| **oracle** | baseline | {' | '.join(number(r['oracle'][c]) for c in CONVENTIONS)} | | |",
         ]
         for p in r["policies"]:
-            status = {"ok": "ok", "intrinsic": "intrinsic", "reader": "**READER**"}[p["status"]]
-            cause = f": {p['cause']}" if p["cause"] and p["status"] == "reader" else ""
+            status = {"ok": "ok", "intrinsic": "intrinsic", "reader": "**READER**", "scoring": "**SCORING**"}[
+                p["status"]
+            ]
+            cause = f": {p['cause']}" if p["cause"] and p["status"] in ("reader", "scoring") else ""
             rewards = " | ".join(number(p["reward"][c]) for c in CONVENTIONS)
             answered = f"{p['answered'][DEFAULT]:.0%}"
             lines.append(f"| {p['policy']} | {p['kind']} | {rewards} | {answered} | {status}{cause} |")
@@ -742,7 +758,7 @@ def main() -> None:
     )
     parser.add_argument("--demo", action="store_true", help="the bundled demo rows and demo prompts")
     parser.add_argument(
-        "--max-items", type=int, default=1000, help="sample larger sets down to about this (0: all)"
+        "--max-items", type=int, default=1100, help="sample larger sets down to about this (0: all)"
     )
     parser.add_argument(
         "--out", type=Path, default=None, help="directory for reward_audit.md/.json (default reports/)"

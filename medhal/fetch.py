@@ -123,6 +123,9 @@ class Item:
     source: dict[str, Any] = field(hash=False, compare=False)
     """What it is, for the manifest: an asset's name and pinned URL, or a split's dataset id,
     revision, config, split and file in the repository."""
+    headers: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    """Sent with the request: the Hugging Face token goes to the Hub only (httpx drops it when
+    the Hub redirects elsewhere), never to GitHub or an asset mirror."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +211,7 @@ class Hub:
     def __init__(self, client: Any, endpoint: str | None = None) -> None:
         self.client = client
         self.endpoint = endpoint or hub_endpoint()
+        self.headers = hub_headers()
         self._trees: dict[tuple[str, str], dict[str, RepoFile]] = {}
 
     def file_url(self, dataset: HubDataset, path: str) -> str:
@@ -221,7 +225,9 @@ class Hub:
             )
             files: dict[str, RepoFile] = {}
             while url:
-                response = get(self.client, url, f"the file list of {dataset.id}@{dataset.revision}")
+                response = get(
+                    self.client, url, f"the file list of {dataset.id}@{dataset.revision}", self.headers
+                )
                 for entry in parse_tree(response.content, url):
                     files[entry.path] = entry
                 url = response.links.get("next", {}).get("url")
@@ -312,7 +318,12 @@ def split_item(hub: Hub, split: HubSplit, root: Path, progress: ProgressFactory 
     if card is not None:
         card_path = root / CARDS_DIR / dataset.id / dataset.revision / "README.md"
         card_item = Item(
-            str(card_path.relative_to(root)), hub.file_url(dataset, card.path), card.check, card.size, {}
+            str(card_path.relative_to(root)),
+            hub.file_url(dataset, card.path),
+            card.check,
+            card.size,
+            {},
+            hub.headers,
         )
         download(hub.client, card_item, root, progress)
         configs = card_configs(card_path)
@@ -340,9 +351,8 @@ def split_item(hub: Hub, split: HubSplit, root: Path, progress: ProgressFactory 
         "split": dataset.split,
         "file": upstream.path,
     }
-    return Item(
-        f"{split.target}{ext}", hub.file_url(dataset, upstream.path), upstream.check, upstream.size, source
-    )
+    url = hub.file_url(dataset, upstream.path)
+    return Item(f"{split.target}{ext}", url, upstream.check, upstream.size, source, hub.headers)
 
 
 # ------------------------------------------------------------------------------ downloading
@@ -368,11 +378,11 @@ class Fetched:
     source: dict[str, Any]
 
 
-def get(client: Any, url: str, what: str) -> Any:
+def get(client: Any, url: str, what: str, headers: dict[str, str]) -> Any:
     import httpx
 
     try:
-        response = client.get(url)
+        response = client.get(url, headers=headers)
     except httpx.HTTPError as e:
         raise FetchError(f"cannot download {what} from {url}: {network_reason(e)}") from None
     if response.status_code != 200:
@@ -425,7 +435,7 @@ def stream(client: Any, item: Item, part: Path, progress: ProgressFactory | None
     import httpx
 
     have = part.stat().st_size if part.is_file() else 0
-    headers = {"Range": f"bytes={have}-"} if have else {}
+    headers = {**item.headers, **({"Range": f"bytes={have}-"} if have else {})}
     try:
         with client.stream("GET", item.url, headers=headers) as response:
             if have and (
@@ -477,7 +487,7 @@ def fetch(
     import httpx
 
     own = client is None
-    client = client or httpx.Client(follow_redirects=True, timeout=TIMEOUT_S, headers=hub_headers())
+    client = client or httpx.Client(follow_redirects=True, timeout=TIMEOUT_S)
     done: list[Fetched] = []
     try:
         hub = Hub(client)

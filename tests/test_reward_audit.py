@@ -21,11 +21,12 @@ READER_KINDS = {"abstain", "hedge", "all options", "empty", "echo", "negated"}
 NOT_SURE, BINARY = "MedHallu, not sure offered", "MedHallu, binary (`not_sure = false`)"
 MEDHALLU_NEGATED = "gold stated then negated `<gold digit>\\nNo, that is wrong: ...`"
 
-KNOWN_READER_GAPS = {
-    # Replies naming several answers (or retracting the gold) that the readers still take as an
-    # answer, on the demo rows: the shapes issue 23 adds to the labelled corpora. When a reader
-    # change fixes one, the test below fails naming it: remove it here and re-run the audit
-    # (`uv run python bench/reward_audit.py`) for reports/reward_audit.md.
+KNOWN_GAPS = {
+    # Replies naming several answers (or retracting the gold) that the readers still take as one
+    # answer (`reader`), or that Med-HALT's `decline` rule scores right because one of the answers
+    # they list declines (`scoring`), on the demo rows: the shapes issue 23 adds to the labelled
+    # corpora. When a change fixes one, the test below fails naming it: remove it here and re-run
+    # the audit (`uv run python bench/reward_audit.py`) for reports/reward_audit.md.
     (NOT_SURE, "every option with its meaning `0 = factual, 1 = hallucinated, 2 = not sure`"),
     (NOT_SURE, MEDHALLU_NEGATED),
     (BINARY, "every option with its meaning `0 = factual, 1 = hallucinated`"),
@@ -99,7 +100,7 @@ def test_every_environment_and_setting_is_audited(audit: dict) -> None:
         for policy in setting["policies"]:
             assert policy["kind"] in kinds
             assert set(policy["reward"]) == set(CONVENTIONS)
-            assert policy["status"] in ("ok", "intrinsic", "reader")
+            assert policy["status"] in ("ok", "intrinsic", "reader", "scoring")
         # Every kind of degenerate reply the issue names is audited (no option list on the IR sets).
         wanted = kinds - ({"all options"} if setting["setting"].startswith("Med-HALT IR") else set())
         assert {p["kind"] for p in setting["policies"]} == wanted, setting["setting"]
@@ -149,19 +150,19 @@ def test_no_constant_answer_beats_chance_on_balanced_medhallu(audit: dict) -> No
 def test_under_the_default_reward_no_reader_shape_beats_chance_except_the_known_gaps(audit: dict) -> None:
     """Hedges, option lists, echoes, empty replies and abstentions never beat chance and are
     never read as an answer (a retracted gold never as the gold) under `medhal`, except the
-    shapes listed in KNOWN_READER_GAPS; a constant answer beats chance only through the data
+    shapes listed in KNOWN_GAPS; a constant answer beats chance only through the data
     (`intrinsic`)."""
     flagged = set()
     for setting in audit["settings"]:
         for policy in setting["policies"]:
             if policy["kind"] == "constant":
                 assert policy["status"] in ("ok", "intrinsic")
-            elif policy["status"] == "reader":
+            elif policy["status"] in ("reader", "scoring"):
                 flagged.add((setting["setting"], policy["policy"]))
-    fixed = KNOWN_READER_GAPS - flagged
-    new = flagged - KNOWN_READER_GAPS
+    fixed = KNOWN_GAPS - flagged
+    new = flagged - KNOWN_GAPS
     assert not new, f"reader shapes that beat chance or read as an answer: {sorted(new)}"
-    assert not fixed, f"fixed (remove from KNOWN_READER_GAPS, re-run the audit): {sorted(fixed)}"
+    assert not fixed, f"fixed (remove them from KNOWN_GAPS, re-run the audit): {sorted(fixed)}"
 
 
 def test_the_committed_report_comes_from_the_script() -> None:

@@ -52,6 +52,8 @@ class FakeHub:
     ignore_range: set[str] = field(default_factory=set)
     log: list[tuple[str, str | None]] = field(default_factory=list)
     """(URL path, Range header) of every request."""
+    authorization: dict[str, str | None] = field(default_factory=dict)
+    """URL path -> the Authorization header of its last request."""
     server: ThreadingHTTPServer | None = None
 
     @property
@@ -81,6 +83,7 @@ class FakeHub:
                 path = unquote(urlsplit(self.path).path)
                 wanted = self.headers.get("Range")
                 hub.log.append((path, wanted))
+                hub.authorization[path] = self.headers.get("Authorization")
                 data = hub.body(path)
                 if data is None:
                     self.send_response(404)

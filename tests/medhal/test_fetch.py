@@ -182,6 +182,16 @@ def test_a_second_run_downloads_nothing(hub: FakeHub, tmp_path: Path) -> None:
     assert hub.gets(".parquet") == [] and hub.gets(".py") == []
 
 
+def test_the_hugging_face_token_goes_to_the_hub_only(hub: FakeHub, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    assert run_fetch(tmp_path, hub, "medhallu", "--setting", "pqa_labeled").returncode == 0
+    sent = hub.authorization
+    hub_paths = [p for p in sent if p.startswith(("/api/datasets/", "/datasets/"))]
+    assert len(hub_paths) == 3  # the file list, the dataset card, the split
+    assert all(sent[p] == "Bearer hf_test_token" for p in hub_paths), sent
+    assert sent["/assets/medhallu/Detection/detection_vllm_notsurecase.py"] is None
+
+
 def test_a_cut_download_continues_where_it_stopped(hub: FakeHub, tmp_path: Path) -> None:
     chosen = choose(["medfact-bench"])
     hub.cut[MEDFACT_FILE] = 100
