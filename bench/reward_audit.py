@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import ast
 import asyncio
+import hashlib
 import json
 import os
 import sys
@@ -103,6 +104,12 @@ class Setting:
 
 def reasoning_block(text: str) -> str:
     return f"<think>{text}</think>\n"
+
+
+def right_first(data: Any) -> bool:
+    """Whether a hedge names the right answer first: half the items, by a hash of the item
+    (independent of which items a sample keeps)."""
+    return hashlib.sha256(f"{data.source_id}:{data.idx}".encode()).digest()[0] % 2 == 0
 
 
 def negation(answer: str) -> str:
@@ -234,7 +241,7 @@ class MedHalt:
 
     def hedge(self, data: Any, setting: Setting, as_dicts: bool) -> str:
         right, other = self.right_answer(data), self.other_answer(data, setting)
-        first, second = (right, other) if data.idx % 2 == 0 else (other, right)
+        first, second = (right, other) if right_first(data) else (other, right)
         if as_dicts:
             return f"{self.answer(data, first)}\nor\n{self.answer(data, second)}"
         return self.answer(data, f"{first} or {second}")
@@ -372,7 +379,7 @@ class MedFact:
 
     def hedge(self, data: Any, one_block: bool) -> str:
         right, other = self.SCORE[data.label], self.other(data)
-        first, second = (right, other) if data.idx % 2 == 0 else (other, right)
+        first, second = (right, other) if right_first(data) else (other, right)
         if one_block:
             return self.reply(f"{first} or {second}")
         return self.reply(first) + f" or <score>{second}</score>"
@@ -473,7 +480,7 @@ def medfact_rows(shared: Path, out: Path) -> Path:
     return out
 
 
-def real_settings(shared: Path, tmp: Path) -> list[Setting]:
+def real_settings(shared: Path, tmp: Path, medfact_path: Path | None = None) -> list[Setting]:
     from med_halt.benchmark import SETS
 
     medhallu_rows = shared / "medhallu" / "pqa_labeled.jsonl"
@@ -512,15 +519,16 @@ def real_settings(shared: Path, tmp: Path) -> list[Setting]:
                 f"{what}, pinned prompts",
             )
         )
-    settings.append(
-        Setting(
-            "medfact-bench",
-            "MedFact-Bench",
-            {"dataset_path": str(medfact_rows(shared, tmp / "medfact.jsonl"))},
+    medfact = (
+        (medfact_path, f"real: `{medfact_path.name}`, its own labels")
+        if medfact_path is not None
+        else (
+            medfact_rows(shared, tmp / "medfact.jsonl"),
             "real: the 340 Med-V1 example inputs (no gold labels offline: each scored once per label), "
             "the dataset's system prompt",
         )
     )
+    settings.append(Setting("medfact-bench", "MedFact-Bench", {"dataset_path": str(medfact[0])}, medfact[1]))
     return settings
 
 
@@ -734,7 +742,9 @@ def assets_from(shared: Path | None) -> Iterator[None]:
             os.environ["MEDHAL_ASSETS_DIR"] = previous
 
 
-def run(demo: bool, max_items: int, shared: Path | None) -> list[dict[str, Any]]:
+def run(
+    demo: bool, max_items: int, shared: Path | None, medfact_path: Path | None = None
+) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="medhal-audit-") as tmp, assets_from(None if demo else shared):
         if demo:
             settings = demo_settings()
@@ -743,7 +753,7 @@ def run(demo: bool, max_items: int, shared: Path | None) -> list[dict[str, Any]]
                 raise SystemExit(
                     "reward_audit: no shared data (set MEDHAL_SHARED_DATA); use --demo for the demo rows"
                 )
-            settings = real_settings(shared, Path(tmp))
+            settings = real_settings(shared, Path(tmp), medfact_path)
         results = []
         for setting in settings:
             load_tasks(setting, max_items)
@@ -763,11 +773,17 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=None, help="directory for reward_audit.md/.json (default reports/)"
     )
+    parser.add_argument(
+        "--medfact-path",
+        type=Path,
+        help="a labelled MedFact-Bench file in the Hub schema (e.g. from `medhal fetch`) instead of the "
+        "340 unlabelled example inputs",
+    )
     ns = parser.parse_args()
     shared = shared_data() or (
         ROOT.parent / "shared" / "data" if (ROOT.parent / "shared" / "data").is_dir() else None
     )
-    results = run(ns.demo, ns.max_items, shared)
+    results = run(ns.demo, ns.max_items, shared, ns.medfact_path)
     source = "the demo rows: `--demo`" if ns.demo else f"real shared data, `--max-items {ns.max_items}`"
     out = ns.out or ROOT / "reports"
     out.mkdir(parents=True, exist_ok=True)
