@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 import tomli_w
 
-from medhal.registry import benchmark_module
+from medhal.reports.registry import benchmark_module
 from tests.scripted_endpoint import ScriptedEndpoint, last_user_text
 
 ROOT = Path(__file__).parents[1]

@@ -33,7 +33,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The `medhal` parser: each command module registers its own subcommands."""
-    from medhal.commands import demo, repair, report, reproduce, score, serve
+    from medhal.commands import demo, fetch, repair, report, reproduce, score, serve
 
     parser = OneLineParser(
         prog="medhal", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
         dest="command", required=True, parser_class=OneLineParser
     )
-    for command in (report, score, serve, reproduce, demo, repair):
+    for command in (report, score, serve, reproduce, demo, repair, fetch):
         command.add_parser(sub)
     return parser
 

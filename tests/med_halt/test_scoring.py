@@ -625,7 +625,7 @@ def test_strict_reads_the_real_outputs_as_printed(shared_data):
 # ------------------------------------------------------------------- the task itself
 
 
-def _task(wrong_reward=-0.25, parser="medhal", **fields):
+def _task(wrong_reward=-0.25, parser="medhal", invalid_reward=None, **fields):
     from med_halt.taskset import MedHaltData, MedHaltTask, MedHaltTaskConfig
 
     data = MedHaltData(
@@ -641,7 +641,7 @@ def _task(wrong_reward=-0.25, parser="medhal", **fields):
         rule="exact",
         **fields,
     )
-    return MedHaltTask(data, MedHaltTaskConfig(wrong_reward=wrong_reward))
+    return MedHaltTask(data, MedHaltTaskConfig(wrong_reward=wrong_reward, invalid_reward=invalid_reward))
 
 
 @pytest.mark.parametrize(
@@ -672,6 +672,28 @@ async def test_wrong_reward_is_configurable():
 
     trace = await score_reply(_task(wrong_reward=-1.0), "{'cop': 'Liver'}")
     assert trace.rewards == {"points": -1.0}
+
+
+@pytest.mark.parametrize(
+    ("reply", "points"),
+    [
+        ("{'cop': 'Pancreas'}", 1.0),
+        ("{'cop': 'Liver'}", -0.25),  # a wrong answer keeps wrong_reward
+        ("The pancreas, obviously.", -0.75),  # no answer read: invalid_reward
+    ],
+)
+async def test_invalid_reward_prices_format_errors_apart(reply, points):
+    from medhal.kit.task import score_reply
+
+    trace = await score_reply(_task(invalid_reward=-0.75), reply)
+    assert trace.rewards == {"points": points}
+
+
+async def test_invalid_reward_unset_is_the_papers_wrong_reward():
+    from medhal.kit.task import score_reply
+
+    trace = await score_reply(_task(wrong_reward=-0.5), "The pancreas, obviously.")
+    assert trace.rewards == {"points": -0.5}
 
 
 async def test_reward_follows_the_run_convention():

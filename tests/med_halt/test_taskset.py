@@ -130,6 +130,7 @@ def test_revision_pin_is_a_full_commit_hash():
         ({"prompts": "mine"}, ("prompts",), "Input should be 'pinned' or 'demo'"),
         ({"task": {"wrong_reward": 0.5}}, ("task", "wrong_reward"), "less than or equal to 0"),
         ({"task": {"wrong_reward": -1.5}}, ("task", "wrong_reward"), "greater than or equal to -1"),
+        ({"task": {"invalid_reward": 0.5}}, ("task", "invalid_reward"), "less than or equal to 0"),
         ({"split_type": "test"}, (), "includes IR sets, which have no split"),
         ({"prompts": "demo"}, (), "prompts 'demo' is for the bundled demo rows only"),
         (
@@ -360,6 +361,7 @@ def test_provenance_of_a_local_file(tmp_path, assets_dir):
         "dataset_path": str(path),
         "revision": None,
     }
+    assert prov["reward"] == {"wrong_reward": -0.25, "invalid_reward": None}
     assert prov["code"] == {
         "environment": "med-halt",
         "environment_version": version("med-halt"),

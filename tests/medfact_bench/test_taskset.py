@@ -107,7 +107,12 @@ def test_bad_rows_are_named(tmp_path, mutate, message):
 
 @pytest.mark.parametrize(
     "options, field",
-    [({"split": "train"}, "split"), ({"subset": "pubmedqa"}, "subset"), ({"parser": "lenient"}, "parser")],
+    [
+        ({"split": "train"}, "split"),
+        ({"subset": "pubmedqa"}, "subset"),
+        ({"parser": "lenient"}, "parser"),
+        ({"invalid_reward": 0.5}, "invalid_reward"),
+    ],
 )
 def test_bad_options_are_refused(options, field):
     with pytest.raises(ValidationError) as e:
@@ -177,6 +182,15 @@ async def test_unreadable_reply_earns_nothing(tmp_path):
     assert trace.info["readings"] == {"medhal": None, "authors": None, "strict": None}
     assert trace.info["pred_label"] is None
     assert trace.metrics["parsed"] == 0.0
+
+
+async def test_invalid_reward_option(tmp_path):
+    """Only a reply without a readable score earns invalid_reward; the option is recorded."""
+    task = load(write_jsonl(tmp_path / "d.jsonl", rows(3)), invalid_reward=-0.5)[0]
+    assert (await score_reply(task, "I think the article supports the claim.")).rewards == {"accuracy": -0.5}
+    other = "<score>-2</score>" if task.data.label != "CONTRADICT" else "<score>2</score>"
+    assert (await score_reply(task, other)).rewards == {"accuracy": 0.0}
+    assert task.data.provenance["options"]["invalid_reward"] == -0.5
 
 
 async def test_every_loaded_task_validates(tmp_path):

@@ -146,6 +146,7 @@ class _Item:
             offered,
             not_sure_reward,
         )
+        self.invalid_reward = 0.0
 
 
 @PROPERTY

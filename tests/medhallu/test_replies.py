@@ -433,20 +433,26 @@ def test_reward(label, gold, not_sure_reward, expected):
     assert reward(label, gold, not_sure_reward) == expected
 
 
+@pytest.mark.parametrize(("label", "expected"), [(None, -0.5), (F, 1.0), (H, 0.0), (N, 0.25)])
+def test_invalid_reward_prices_only_a_reply_without_a_verdict(label, expected):
+    assert reward(label, F, 0.25, invalid_reward=-0.5) == expected
+
+
 class Item:
     """What `score` needs of a task's data (the `Gradable` protocol)."""
 
     answer_vocabulary = "digits"
 
     def __init__(
-        self, label: str, parser: str = "medhal", offered: bool = True, not_sure_reward: float = 0.0
+        self,
+        label: str,
+        parser: str = "medhal",
+        offered: bool = True,
+        not_sure_reward: float = 0.0,
+        invalid_reward: float = 0.0,
     ):
-        self.label, self.parser, self.not_sure_offered, self.not_sure_reward = (
-            label,
-            parser,
-            offered,
-            not_sure_reward,
-        )
+        self.label, self.parser, self.not_sure_offered = label, parser, offered
+        self.not_sure_reward, self.invalid_reward = not_sure_reward, invalid_reward
 
 
 def test_score_records_every_convention_and_follows_the_runs():

@@ -98,6 +98,7 @@ def test_shared_pqa_labeled_gives_two_items_per_row(assets_dir, labeled):
         "knowledge": False,
         "not_sure": True,
         "not_sure_reward": 0.0,
+        "invalid_reward": 0.0,
         "difficulty": "all",
         "answer_vocabulary": "digits",
         "parser": "medhal",
@@ -288,6 +289,8 @@ def test_selection_is_stamped_on_every_selected_task(assets_dir, labeled):
         ({"not_sure_reward": 1.5}, ["not_sure_reward", "less than or equal to 1"]),
         ({"not_sure_reward": -0.1}, ["not_sure_reward", "greater than or equal to 0"]),
         ({"not_sure": False, "not_sure_reward": 0.5}, ["not_sure_reward is set but not_sure is false"]),
+        ({"invalid_reward": 0.5}, ["invalid_reward", "less than or equal to 0"]),
+        ({"invalid_reward": -1.5}, ["invalid_reward", "greater than or equal to -1"]),
         ({"prompts": "demo"}, ["prompts 'demo' is for the bundled demo rows only"]),
     ],
 )
@@ -411,6 +414,18 @@ async def test_task_scores_a_reply(assets_dir):
         and trace.info["pred_label"] is None
     )
     assert trace.metrics["correct_authors"] == 1.0  # the authors' rule: no 1/not/non -> 0
+
+
+async def test_invalid_reward_option(assets_dir):
+    """An unreadable reply earns invalid_reward; a wrong verdict and an abstention keep theirs;
+    the option is recorded in provenance."""
+    factual = load(**demo_options(), invalid_reward=-0.5, not_sure_reward=0.25)[0]
+    assert (await score_reply(factual, "0 or 1")).rewards["detection"] == -0.5
+    assert (await score_reply(factual, "1")).rewards["detection"] == 0.0
+    assert (await score_reply(factual, "2")).rewards["detection"] == 0.25
+    assert factual.data.provenance["options"]["invalid_reward"] == -0.5
+    binary = load(**demo_options(), not_sure=False, invalid_reward=-1.0)[0]
+    assert (await score_reply(binary, "2")).rewards["detection"] == -1.0  # not offered: INVALID
 
 
 async def test_not_sure_reward_option(assets_dir):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from medhal.kit.assets import Asset, BundledFile
 from medhal.kit.datasets import HubDataset
+from medhal.kit.fetch import HubSplit, Needs
 from medhal.reports.published import load as load_published
 
 ENV_ID = "med-halt"
@@ -141,6 +142,17 @@ PROMPT_FILES: dict[str, PromptFiles] = {
     for spec in SETS.values()
 }
 """Test set -> its pinned prompt assets."""
+
+FETCH = {
+    name: Needs(
+        data=(HubSplit(HubDataset(DATASET.id, DATASET.revision, name, DATASET.split), f"medhalt/{name}"),),
+        assets=(PROMPT_FILES[name].prompts, PROMPT_FILES[name].shots),  # type: ignore[arg-type]
+    )
+    for name in SETS
+}
+"""What `medhal fetch` downloads per setting (a test set): its rows, stored as
+`<dir>/medhalt/<config>.<ext>` (so `--taskset.dataset-path <dir>/medhalt` serves every set),
+and its prompt files (`MEDHAL_ASSETS_DIR=<dir>`)."""
 
 DEMO_DIR = Path(__file__).parent / "demo"
 DEMO_PROMPT_FILES: dict[str, PromptFiles] = {

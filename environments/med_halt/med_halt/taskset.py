@@ -37,7 +37,7 @@ from med_halt.prompts import Preamble, build_preamble
 from med_halt.rows import to_item
 from med_halt.scoring import FAKE_RULES, IR_RULES, gold_reply, rules, score, wrong_reply
 from medhal.kit.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
-from medhal.kit.outcomes import CORRECT
+from medhal.kit.outcomes import CORRECT, PARSED
 from medhal.kit.task import BenchmarkConfig, BenchmarkData, RecordsSelection, validate_task
 
 SubsetName = Literal[
@@ -87,6 +87,11 @@ class MedHaltTaskConfig(vf.TaskConfig):
     wrong_reward: float = Field(WRONG_REWARD, ge=-1.0, le=0.0)
     """Reward for a wrong answer or a format error, between -1 and 0 (RL knob; report
     scores always use -0.25)."""
+    invalid_reward: float | None = Field(None, ge=-1.0, le=0.0)
+    """Reward for a format error alone (no answer read under the run's convention), between
+    -1 and 0; unset (the default): `wrong_reward`, as eq. 1 of the paper counts a format
+    error wrong. An RL knob: below `wrong_reward`, a reply out of format (a hedge, every
+    option listed) is worse than an honest mistake."""
 
 
 class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
@@ -101,7 +106,11 @@ class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
 
     @vf.reward(weight=1.0)
     async def points(self, trace: vf.Trace) -> float:
-        return 1.0 if trace.metrics[CORRECT] else self.config.wrong_reward
+        if trace.metrics[CORRECT]:
+            return 1.0
+        if not trace.metrics[PARSED] and self.config.invalid_reward is not None:
+            return float(self.config.invalid_reward)
+        return float(self.config.wrong_reward)
 
     async def validate(self, runtime: object = None) -> bool:
         """The answer dict a perfect model writes earns +1 and is read under every
@@ -241,6 +250,7 @@ class MedHaltTaskset(RecordsSelection, vf.Taskset[MedHaltTask, MedHaltConfig]):
                     "prompts": cfg.prompts,
                     "prompt_assets": [a.provenance() for a in assets],
                     "scoring_rule": cfg.rule(name),
+                    "reward": cfg.task.model_dump(mode="json", include={"wrong_reward", "invalid_reward"}),
                 },
             )
             kept = 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from medhal.kit.datasets import HubDataset
+from medhal.kit.fetch import HubSplit, Needs
 from medhal.reports.published import load as load_published
 
 ENV_ID = "medfact-bench"
@@ -19,7 +20,13 @@ COLUMNS = ("dataset", "claim", "source", "label", "system_prompt", "user_prompt"
 COMPONENTS = {"scifact": 340, "healthver": 903, "medaesqa": 9106, "pubmedqa-fact": 500, "bioasq-fact": 3425}
 """Component -> rows; the macro accuracy averages over these five."""
 FULL_SIZE = sum(COMPONENTS.values())  # 14,274
+EVAL_SPLIT = "test"
+DEFAULT_INVALID_REWARD = 0.0
 PROMPT = "the dataset's system_prompt column (one distinct value), verbatim; the row's user_prompt"
+
+FETCH = {"all": Needs(data=(HubSplit(DATASET, "medfact/medfact_bench"),))}
+"""What `medhal fetch` downloads: the one split, stored as `<dir>/medfact/medfact_bench.<ext>`
+(`--taskset.dataset-path`); there is no prompt asset."""
 
 DEMO_OPTIONS = {"dataset_path": str(Path(__file__).parent / "demo" / "medfact_demo.jsonl")}
 """Taskset options for `medhal demo`: six rows written by medhal (see demo/README.md)."""

@@ -11,13 +11,14 @@ from __future__ import annotations
 from typing import Literal
 
 import verifiers.v1 as vf
+from pydantic import Field
 
-from medfact_bench.benchmark import COLUMNS, DATASET, ENV_ID, PROMPT
+from medfact_bench.benchmark import COLUMNS, DATASET, DEFAULT_INVALID_REWARD, ENV_ID, PROMPT
 from medfact_bench.prompts import system_prompt
 from medfact_bench.rows import validate_rows
 from medfact_bench.scoring import gold_reply, score, wrong_reply
 from medhal.kit.datasets import load_rows, require_rows
-from medhal.kit.outcomes import CORRECT
+from medhal.kit.outcomes import CORRECT, PARSED
 from medhal.kit.task import BenchmarkConfig, BenchmarkData, RecordsSelection, validate_task
 
 Component = Literal["all", "scifact", "healthver", "medaesqa", "pubmedqa-fact", "bioasq-fact"]
@@ -29,6 +30,8 @@ class MedFactData(BenchmarkData):
     claim: str
     label: str
     """Gold label: SUPPORT, NEI or CONTRADICT."""
+    invalid_reward: float = DEFAULT_INVALID_REWARD
+    """Reward for a reply without a readable score (the `invalid_reward` option)."""
 
 
 class MedFactTask(vf.Task[MedFactData]):
@@ -42,7 +45,9 @@ class MedFactTask(vf.Task[MedFactData]):
 
     @vf.reward(weight=1.0)
     async def accuracy(self, trace: vf.Trace) -> float:
-        return trace.metrics[CORRECT]
+        """1 for the gold label, 0 for another label, `invalid_reward` (default 0) for a reply
+        without a readable score."""
+        return trace.metrics[CORRECT] if trace.metrics[PARSED] else self.data.invalid_reward
 
     async def validate(self, runtime: object = None) -> bool:
         """The gold score in the exact format asked for earns 1 under every convention; a
@@ -55,6 +60,10 @@ class MedFactConfig(BenchmarkConfig):
     """`all`, or one component."""
     split: Literal["test"] = "test"
     """Evaluation only: the dataset's single split holds test items; there is no training split."""
+    invalid_reward: float = Field(DEFAULT_INVALID_REWARD, ge=-1.0, le=0.0)
+    """Reward for a reply without a readable score (INVALID under the run's convention), in
+    [-1, 0]; 0 (the default) scores it as a wrong label. An RL knob: below 0, a reply out of
+    format is worse than a wrong label (Med-V1's own RL reward checks the format too)."""
     dataset_path: str | None = None
     """Local parquet/jsonl/json/csv file in the Hugging Face schema, instead of the Hub."""
     revision: str | None = None
@@ -83,6 +92,7 @@ class MedFactTaskset(RecordsSelection, vf.Taskset[MedFactTask, MedFactConfig]):
                 dataset=row["dataset"],
                 claim=row["claim"],
                 label=row["label"],
+                invalid_reward=cfg.invalid_reward,
             )
             tasks.append(MedFactTask(data, cfg.task))
         return require_rows(tasks, loaded.origin, f"of component {cfg.subset!r}")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from medhal.kit.assets import Asset, BundledFile
 from medhal.kit.datasets import HubDataset
+from medhal.kit.fetch import HubSplit, Needs
 from medhal.reports.published import load as load_published
 
 ENV_ID = "medhallu"
@@ -40,12 +41,26 @@ PROMPT_ASSET = Asset(
 )
 """The authors' detection script: its prompt strings are read out of it (never run)."""
 
+FETCH = {
+    config: Needs(
+        data=(
+            HubSplit(HubDataset(DATASET.id, DATASET.revision, config, DATASET.split), f"medhallu/{config}"),
+        ),
+        assets=(PROMPT_ASSET,),
+    )
+    for config in CONFIGS
+}
+"""What `medhal fetch` downloads per setting (a Hub config): its split, stored as
+`<dir>/medhallu/<config>.<ext>` (`--taskset.dataset-path`), and the authors' script
+(`MEDHAL_ASSETS_DIR=<dir>`)."""
+
 DEFAULT_CONFIG = "pqa_labeled"
 DEFAULT_PAIRING = "both"
 DEFAULT_SEED = 0
 DEFAULT_KNOWLEDGE = False
 DEFAULT_NOT_SURE = True
 DEFAULT_NOT_SURE_REWARD = 0.0
+DEFAULT_INVALID_REWARD = 0.0
 
 DEMO_DIR = Path(__file__).parent / "demo"
 DEMO_ROWS = DEMO_DIR / "pqa_labeled.jsonl"

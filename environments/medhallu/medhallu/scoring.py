@@ -2,7 +2,7 @@
 
 Every reply is read under each convention (`replies`); the run's convention decides
 `correct` and the reward: 1 for the gold verdict, `not_sure_reward` (default 0) for an
-abstention, 0 for a wrong or INVALID reply.
+abstention, 0 for a wrong verdict, `invalid_reward` (default 0) for an INVALID reply.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ class Gradable(Protocol):
     not_sure_offered: bool
     not_sure_reward: float
     answer_vocabulary: str
+    invalid_reward: float
 
 
 @dataclass(frozen=True)
@@ -31,10 +32,13 @@ class Scored:
     info: dict[str, Any]
 
 
-def reward(label: str | None, gold: str, not_sure_reward: float) -> float:
-    """1 for the gold verdict, `not_sure_reward` for an abstention, 0 otherwise."""
+def reward(label: str | None, gold: str, not_sure_reward: float, invalid_reward: float = 0.0) -> float:
+    """1 for the gold verdict, `not_sure_reward` for an abstention, `invalid_reward` for a
+    reply read as no verdict at all, 0 for the wrong verdict."""
     if label == NOT_SURE:
         return not_sure_reward
+    if label is None:
+        return invalid_reward
     return float(label == gold)
 
 
@@ -56,7 +60,7 @@ def score(item: Gradable, reply: str | None) -> Scored:
     metrics[CORRECT] = metrics[correct_key(item.parser)]
     metrics[PARSED] = metrics[parsed_key(item.parser)]
     metrics[NOT_SURE_METRIC] = float(own == NOT_SURE)
-    metrics["detection_reward"] = reward(own, item.label, item.not_sure_reward)
+    metrics["detection_reward"] = reward(own, item.label, item.not_sure_reward, item.invalid_reward)
     info = {READINGS: labels, "pred_label": own}
     return Scored(metrics, info)
 

@@ -22,6 +22,7 @@ from medhallu.benchmark import (
     CONFIG_ROLE,
     DATASET,
     DEFAULT_CONFIG,
+    DEFAULT_INVALID_REWARD,
     DEFAULT_KNOWLEDGE,
     DEFAULT_NOT_SURE,
     DEFAULT_NOT_SURE_REWARD,
@@ -54,6 +55,7 @@ class MedHalluData(BenchmarkData):
     answer_vocabulary: str = "digits"
     """The words the replies answer with, besides the prompt's digits, as the run declared
     them (`answer_vocabulary`); "digits" in traces written before the option existed."""
+    invalid_reward: float = DEFAULT_INVALID_REWARD
 
 
 class MedHalluTask(vf.Task[MedHalluData]):
@@ -93,7 +95,12 @@ class MedHalluConfig(BenchmarkConfig):
     not_sure: bool = DEFAULT_NOT_SURE
     """Offer `2` (not sure): the authors' text as published; false derives the binary variant."""
     not_sure_reward: float = Field(DEFAULT_NOT_SURE_REWARD, ge=0.0, le=1.0)
-    """Reward for an abstention, in [0, 1] (a right verdict earns 1, a wrong or INVALID one 0)."""
+    """Reward for an abstention, in [0, 1] (a right verdict earns 1, a wrong one 0)."""
+    invalid_reward: float = Field(DEFAULT_INVALID_REWARD, ge=-1.0, le=0.0)
+    """Reward for a reply read as no verdict (INVALID under the run's convention), in
+    [-1, 0]; 0 (the default) scores it as a wrong verdict. An RL knob: below 0, an
+    unreadable reply is worse than a wrong guess, so the format is learnt first and a reply
+    that hedges or lists every answer never ties with an honest mistake."""
     difficulty: Literal["all", "easy", "medium", "hard"] = "all"
     """`all`, or only the rows of one difficulty."""
     answer_vocabulary: Vocabulary = "digits"
@@ -180,6 +187,7 @@ class MedHalluTaskset(RecordsSelection, vf.Taskset[MedHalluTask, MedHalluConfig]
                     not_sure_offered=cfg.not_sure,
                     not_sure_reward=cfg.not_sure_reward,
                     answer_vocabulary=cfg.answer_vocabulary,
+                    invalid_reward=cfg.invalid_reward,
                 )
                 tasks.append(MedHalluTask(data, cfg.task))
         return require_rows(tasks, loaded.origin, f"of difficulty {cfg.difficulty!r}")

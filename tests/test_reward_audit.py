@@ -1,0 +1,172 @@
+"""The reward audit (`bench/reward_audit.py`) on the demo rows: the table's structure, chance
+and the oracle computed as defined, and the invariant under the default reward where it must
+hold. `reports/reward_audit.md` is the same script on the real shared data."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "bench" / "reward_audit.py"
+CONVENTIONS = ("medhal", "authors", "strict")
+READER_KINDS = {"abstain", "hedge", "all options", "empty", "echo", "negated"}
+
+NOT_SURE, BINARY = "MedHallu, not sure offered", "MedHallu, binary (`not_sure = false`)"
+MEDHALLU_NEGATED = "gold stated then negated `<gold digit>\\nNo, that is wrong: ...`"
+
+KNOWN_GAPS = {
+    # Replies naming several answers (or retracting the gold) that the readers still take as one
+    # answer (`reader`), or that Med-HALT's `decline` rule scores right because one of the answers
+    # they list declines (`scoring`), on the demo rows: the shapes issue 23 adds to the labelled
+    # corpora. When a change fixes one, the test below fails naming it: remove it here and re-run
+    # the audit (`uv run python bench/reward_audit.py`) for reports/reward_audit.md.
+    (NOT_SURE, "every option with its meaning `0 = factual, 1 = hallucinated, 2 = not sure`"),
+    (NOT_SURE, MEDHALLU_NEGATED),
+    (BINARY, "every option with its meaning `0 = factual, 1 = hallucinated`"),
+    (BINARY, MEDHALLU_NEGATED),
+    *(
+        (f"Med-HALT {name}", policy)
+        for name in ("reasoning_FCT", "reasoning_nota")
+        for policy in (
+            "hedge as two dicts `<dict> or <dict>`",
+            "every option, one dict each",
+            "gold stated then negated `<right dict>\\nNo, that is wrong: ...`",
+        )
+    ),
+    *(
+        ("Med-HALT reasoning_fake", policy)
+        for policy in (
+            "hedge in one value `{'cop': '<right> or <other>'}`",
+            "hedge as two dicts `<dict> or <dict>`",
+            "every option, one dict each",
+            "every option in one value `{'cop': '<o1>, <o2>, ...'}`",
+            "the prompt echoed",
+            "gold stated then negated `<right dict>\\nNo, that is wrong: ...`",
+        )
+    ),
+    *(
+        (f"Med-HALT {name}", policy)
+        for name in ("IR_pmid2title", "IR_pubmedlink2title", "IR_title2pubmedlink", "IR_abstract2pubmedlink")
+        for policy in (
+            "hedge as two dicts `<dict> or <dict>`",
+            "gold stated then negated `<right dict>\\nNo, that is wrong: ...`",
+        )
+    ),
+    ("MedFact-Bench", "gold stated then negated `<gold score>\\nNo, that is wrong: ...`"),
+}
+
+
+@pytest.fixture(scope="module")
+def audit(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("audit")
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--demo", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    payload = json.loads((out / "reward_audit.json").read_text())
+    payload["markdown"] = (out / "reward_audit.md").read_text()
+    return payload
+
+
+def settings(audit: dict) -> dict[str, dict]:
+    return {s["setting"]: s for s in audit["settings"]}
+
+
+def test_every_environment_and_setting_is_audited(audit: dict) -> None:
+    from med_halt.benchmark import SETS
+
+    expected = [
+        "MedHallu, not sure offered",
+        "MedHallu, binary (`not_sure = false`)",
+        *(f"Med-HALT {name}" for name in SETS),
+        "MedFact-Bench",
+    ]
+    assert list(settings(audit)) == expected
+    kinds = {"constant", *READER_KINDS}
+    for setting in audit["settings"]:
+        assert setting["items"] > 0 and setting["gold"]
+        for row in (setting["chance"], setting["oracle"]):
+            assert set(row) == set(CONVENTIONS)
+        for policy in setting["policies"]:
+            assert policy["kind"] in kinds
+            assert set(policy["reward"]) == set(CONVENTIONS)
+            assert policy["status"] in ("ok", "intrinsic", "reader", "scoring")
+        # Every kind of degenerate reply the issue names is audited (no option list on the IR sets).
+        wanted = kinds - ({"all options"} if setting["setting"].startswith("Med-HALT IR") else set())
+        assert {p["kind"] for p in setting["policies"]} == wanted, setting["setting"]
+
+
+def test_the_table_shows_every_row(audit: dict) -> None:
+    markdown = audit["markdown"]
+    for setting in audit["settings"]:
+        assert f"## {setting['setting']}\n" in markdown
+        for policy in setting["policies"]:
+            assert f"| {policy['policy']} | {policy['kind']} |" in markdown
+    assert markdown.count("| **chance** | baseline |") == len(audit["settings"])
+
+
+def test_the_oracle_earns_the_ceiling(audit: dict) -> None:
+    for setting in audit["settings"]:
+        assert setting["oracle"]["medhal"] == 1.0, setting["setting"]
+        assert setting["oracle"]["strict"] == 1.0, setting["setting"]
+
+
+def test_chance_is_a_uniform_guess_per_item(audit: dict) -> None:
+    """Recomputed here from the demo rows: MedHallu 1/2, MedFact-Bench 1/3; a Med-HALT
+    multiple-choice item 1/n_options (+1 right, -0.25 otherwise)."""
+    from med_halt.benchmark import DEMO_DIR
+
+    by_name = settings(audit)
+    assert by_name["MedHallu, not sure offered"]["chance"]["medhal"] == pytest.approx(0.5)
+    assert by_name["MedFact-Bench"]["chance"]["medhal"] == pytest.approx(1 / 3)
+    for name in ("reasoning_FCT", "reasoning_nota"):
+        with (DEMO_DIR / f"{name}.csv").open() as f:
+            counts = [
+                len([k for k in ast.literal_eval(r["options"]) if k != "correct answer"])
+                for r in csv.DictReader(f)
+            ]
+        expected = sum(1 / n - 0.25 * (n - 1) / n for n in counts) / len(counts)
+        assert by_name[f"Med-HALT {name}"]["chance"]["medhal"] == pytest.approx(expected)
+
+
+def test_no_constant_answer_beats_chance_on_balanced_medhallu(audit: dict) -> None:
+    for name in ("MedHallu, not sure offered", "MedHallu, binary (`not_sure = false`)"):
+        setting = settings(audit)[name]
+        for policy in setting["policies"]:
+            if policy["kind"] == "constant":
+                assert policy["reward"]["medhal"] == pytest.approx(setting["chance"]["medhal"])
+
+
+def test_under_the_default_reward_no_reader_shape_beats_chance_except_the_known_gaps(audit: dict) -> None:
+    """Hedges, option lists, echoes, empty replies and abstentions never beat chance and are
+    never read as an answer (a retracted gold never as the gold) under `medhal`, except the
+    shapes listed in KNOWN_GAPS; a constant answer beats chance only through the data
+    (`intrinsic`)."""
+    flagged = set()
+    for setting in audit["settings"]:
+        for policy in setting["policies"]:
+            if policy["kind"] == "constant":
+                assert policy["status"] in ("ok", "intrinsic")
+            elif policy["status"] in ("reader", "scoring"):
+                flagged.add((setting["setting"], policy["policy"]))
+    fixed = KNOWN_GAPS - flagged
+    new = flagged - KNOWN_GAPS
+    assert not new, f"reader shapes that beat chance or read as an answer: {sorted(new)}"
+    assert not fixed, f"fixed (remove them from KNOWN_GAPS, re-run the audit): {sorted(fixed)}"
+
+
+def test_the_committed_report_comes_from_the_script() -> None:
+    report = (ROOT / "reports" / "reward_audit.md").read_text()
+    assert report.startswith("# Reward audit: degenerate policies against chance\n")
+    assert "Written by `bench/reward_audit.py` (real shared data" in report
+    assert "| policy | kind | medhal | authors | strict | read as an answer (medhal) | status |" in report
