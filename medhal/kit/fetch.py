@@ -144,8 +144,8 @@ def choose(
     settings: Sequence[str] = (),
 ) -> Chosen:
     """The splits and assets the environments' chosen settings need (all settings when none
-    are named), each once; `declarations` gives an environment's `FETCH` declaration. A setting that none of the environments declares is an error
-    naming the settings there are."""
+    are named), each once; `declarations` gives an environment's `FETCH` declaration. A
+    setting that none of the environments declares is an error naming the settings there are."""
     splits: dict[str, HubSplit] = {}
     assets: dict[str, Asset] = {}
     chosen: dict[str, tuple[str, ...]] = {}
