@@ -27,9 +27,7 @@ KNOWN_GAPS = {
     # they list declines (`scoring`), on the demo rows: the shapes issue 23 adds to the labelled
     # corpora. When a change fixes one, the test below fails naming it: remove it here and re-run
     # the audit (`uv run python bench/reward_audit.py`) for reports/reward_audit.md.
-    (NOT_SURE, "every option with its meaning `0 = factual, 1 = hallucinated, 2 = not sure`"),
     (NOT_SURE, MEDHALLU_NEGATED),
-    (BINARY, "every option with its meaning `0 = factual, 1 = hallucinated`"),
     (BINARY, MEDHALLU_NEGATED),
     *(
         (f"Med-HALT {name}", policy)
