@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from medhal.reports.markdown import completeness_problems, scored_by
+from medhal.reports.markdown import completeness_problems, count_text, scored_by
 from medhal.kit.replies import CONVENTIONS
 
 READING_NOTES = {
@@ -495,7 +495,7 @@ def _unreadable(report: Mapping[str, Any]) -> str:
             title,
             f"<p>None: every reply that came back was read under the {esc(convention)} reading.</p>",
         )
-    rows = [[u["count"], code(u["shape"]), u["idx"]] for u in shapes]
+    rows = [[count_text(u["count"], u.get("exact", True)), code(u["shape"]), u["idx"]] for u in shapes]
     return section(
         "unreadable",
         title,
@@ -513,7 +513,8 @@ def _errors(report: Mapping[str, Any]) -> str:
     title = "Errored rollouts (kept in every denominator, scored wrong)"
     if not errors:
         return section("errors", title, "<p>None.</p>")
-    rows = [[count, code(message)] for message, count in errors.items()]
+    at_least = set(report.get("errors_at_least", ()))
+    rows = [[count_text(count, message not in at_least), code(message)] for message, count in errors.items()]
     return section("errors", title, table(["count", "error (numbers masked as #)"], rows, name="errors"))
 
 

@@ -51,6 +51,11 @@ def scored_by(report: Mapping[str, Any]) -> str:
     )
 
 
+def count_text(count: int, exact: bool = True) -> str:
+    """A count from a bounded table: the number, or "at least" it when it is a lower bound."""
+    return str(count) if exact else f"at least {count}"
+
+
 def completeness_problems(report: Mapping[str, Any]) -> list[str]:
     """Why a run is not whole, one phrase per problem (empty when it is)."""
     problems = []
@@ -198,12 +203,18 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
         ]
         lines += table(
             ["count", "reply (first 120 characters)", "e.g. idx"],
-            [[u["count"], f"`{u['shape']}`", u["idx"]] for u in report["unreadable"]],
+            [
+                [count_text(u["count"], u.get("exact", True)), f"`{u['shape']}`", u["idx"]]
+                for u in report["unreadable"]
+            ],
         )
         lines.append("")
     if report["errors"]:
         lines += ["### Errored rollouts (kept in every denominator, scored wrong)", ""]
-        lines += table(["count", "error"], [[c, e[:160]] for e, c in report["errors"].items()])
+        at_least = set(report.get("errors_at_least", ()))
+        lines += table(
+            ["count", "error"], [[count_text(c, e not in at_least), e[:160]] for e, c in report["errors"].items()]
+        )
         lines.append("")
     if report.get("notes"):
         lines += [f"- {note}" for note in report["notes"]] + [""]

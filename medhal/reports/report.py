@@ -20,6 +20,7 @@ tasksets: reading a report is cheap.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -30,6 +31,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from medhal.reports import metrics as m
@@ -162,12 +164,16 @@ def reply_shape(reply: str | None) -> str:
 
 class TopCounts:
     """The most frequent keys of a stream in bounded memory (space-saving: when full, the
-    rarest key is replaced and its count inherited, so counts are upper bounds and the
-    frequent keys are kept exactly when they stand out)."""
+    rarest key is replaced and its count inherited). A key's own sightings since it came in
+    (its count less what it inherited) are a true lower bound, and exact for a key that
+    inherited nothing: `top` gives those, never the inflated count, and says which are
+    exact."""
 
     def __init__(self, capacity: int = 1000) -> None:
         self.capacity = capacity
         self.counts: dict[str, int] = {}
+        """Sightings plus what was inherited: an upper bound of each key's count."""
+        self.inherited: dict[str, int] = {}
         self.example: dict[str, int] = {}
         self.total = 0
 
@@ -180,14 +186,23 @@ class TopCounts:
             rarest = min(self.counts, key=self.counts.__getitem__)
             inherited = self.counts.pop(rarest)
             self.example.pop(rarest)
+            self.inherited.pop(rarest, None)
             self.counts[key] = inherited + 1
+            self.inherited[key] = inherited
         else:
             self.counts[key] = 1
         self.example[key] = example
 
-    def top(self, k: int) -> list[tuple[str, int, int]]:
-        ranked = sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-        return [(key, count, self.example[key]) for key, count in ranked]
+    def top(self, k: int) -> list[tuple[str, int, int, bool]]:
+        """The k keys seen most surely, as (key, count, an example, exact): count is the
+        key's own sightings (exact, or a lower bound where `exact` is False); ranked by it,
+        exact counts first on a tie, then by key."""
+        inherited = self.inherited
+        ranked = sorted(
+            ((key, count - inherited.get(key, 0), key not in inherited) for key, count in self.counts.items()),
+            key=lambda row: (-row[1], not row[2], row[0]),
+        )[:k]
+        return [(key, count, self.example[key], exact) for key, count, exact in ranked]
 
 
 class SeenIds:
@@ -220,6 +235,44 @@ class SeenIds:
         return out
 
 
+def _encode_other(value: Any) -> str:
+    return repr(value)
+
+
+_canonical = msgspec.json.Encoder(order="sorted", enc_hook=_encode_other).encode
+
+
+class DistinctValues:
+    """The distinct values of a stream of JSON values (provenance blocks, selections,
+    sampling settings), in order of first appearance: the first `keep` kept, every one
+    counted. Membership goes by a digest of the value's canonical JSON, so each value costs
+    one encoding whatever the number of distinct values before it (a list membership test
+    compares it with all of them: quadratic in a file whose every trace carries its own
+    block). A value equal to the one before it, the usual case, is not encoded at all."""
+
+    _NOTHING = object()
+
+    def __init__(self, keep: int = 20) -> None:
+        self.keep = keep
+        self.values: list[Any] = []
+        self._digests: set[bytes] = set()
+        self._last: Any = self._NOTHING
+
+    def add(self, value: Any) -> None:
+        last = self._last
+        if last is not self._NOTHING and type(value) is type(last) and value == last:
+            return
+        digest = hashlib.blake2b(_canonical(value), digest_size=16).digest()
+        if digest not in self._digests:
+            self._digests.add(digest)
+            if len(self.values) < self.keep:
+                self.values.append(value)
+        self._last = value
+
+    def __len__(self) -> int:
+        return len(self._digests)
+
+
 @dataclass
 class Run:
     """A run reduced to what its report needs, built one trace at a time."""
@@ -238,13 +291,17 @@ class Run:
     errors: TopCounts = field(default_factory=lambda: TopCounts(200))
     unreadable: TopCounts = field(default_factory=TopCounts)
     seen: SeenIds = field(default_factory=SeenIds)
-    selections: list[dict[str, Any]] = field(default_factory=list)
-    provenance: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    selections: DistinctValues = field(default_factory=DistinctValues)
+    selection_bases: DistinctValues = field(default_factory=DistinctValues)
+    """The selections without their shard keys: one for a whole run, or for the shards of one."""
+    shards: set[str | None] = field(default_factory=set)
+    provenance: dict[str, DistinctValues] = field(default_factory=dict)
     models: Counter[str] = field(default_factory=Counter)
-    sampling: list[dict[str, Any]] = field(default_factory=list)
+    sampling: DistinctValues = field(default_factory=DistinctValues)
     items: m.ItemTable | None = None
     _pending: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False)
     """Traces added but not yet summed (see `flush`)."""
+    _last_selection: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         width = len(self.spec.columns.names)
@@ -470,18 +527,19 @@ class Run:
             key = str(data.get(self.spec.provenance_field))
         known = self.provenance.get(key or "")
         if known is None:
-            known = self.provenance[key or ""] = []
+            known = self.provenance[key or ""] = DistinctValues()
         prov = data.get("provenance")
         if not isinstance(prov, dict):  # none, or not an object: kept as such, once
             prov = {"provenance": prov}
-        if prov not in known:
-            known.append(prov)
+        known.add(prov)
         selection = data.get("selection") or {}
-        if selection not in self.selections:
-            self.selections.append(selection)
+        if selection is not self._last_selection and selection != self._last_selection:
+            self._last_selection = selection
+            self.selections.add(selection)
+            self.selection_bases.add({k: v for k, v in selection.items() if k not in SHARD_KEYS})
+            self.shards.add(selection.get("shard"))
         self.models[record.model or "unknown"] += 1
-        if record.sampling not in self.sampling:
-            self.sampling.append(record.sampling)
+        self.sampling.add(record.sampling)
 
 
 def read_run(path: str | Path, spec: ReportSpec, keep_items: bool = False) -> Run:
@@ -534,13 +592,9 @@ def completeness(run: Run) -> dict[str, Any]:
     """How whole the run is: expected tasks (from the traces' selection), duplicates, gaps
     and mixed provenance. A run split into shards (`--taskset.shard i/k`) is whole shard by
     shard, and merged (`medhal report --merge`) when all k shards are there."""
-    bases = []
-    for selection in run.selections:
-        base = {k: v for k, v in selection.items() if k not in SHARD_KEYS}
-        if base not in bases:
-            bases.append(base)
-    shards = sorted({s.get("shard") for s in run.selections}, key=str)
-    mixed = len(bases) > 1 or any(len(v) > 1 for v in run.provenance.values())
+    bases = run.selection_bases.values if len(run.selection_bases) == 1 else [{}, {}]
+    shards = sorted(run.shards, key=str)
+    mixed = len(run.selection_bases) > 1 or any(len(v) > 1 for v in run.provenance.values())
     n_expected: int | None = None
     expected_ids: Iterable[int] | None = None
     if len(bases) == 1 and isinstance(bases[0].get("n_expected"), int):
@@ -548,7 +602,7 @@ def completeness(run: Run) -> dict[str, Any]:
         shard = parse_shard(shards[0]) if len(shards) == 1 and not run.merged else None
         if shard is not None:
             i, k = shard
-            n_expected = int(run.selections[0].get("n_shard", 0))
+            n_expected = int(run.selections.values[0].get("n_shard", 0))
             expected_ids = range(i, total, k)
         else:
             n_expected = total
@@ -666,11 +720,16 @@ def _add_details(report: dict[str, Any], run: Run) -> None:
         report["classes"] = m.per_class_prf_from_pairs(run.pairs, spec.classes)
         report["confusion"] = m.confusion_from_pairs(run.pairs, spec.classes, columns)
     report["unreadable"] = [
-        {"shape": shape, "count": count, "idx": idx} for shape, count, idx in run.unreadable.top(10)
+        {"shape": shape, "count": count, "idx": idx, "exact": exact}
+        for shape, count, idx, exact in run.unreadable.top(10)
     ]
     report["n_unreadable"] = run.unreadable.total
-    report["errors"] = {message: count for message, count, _ in run.errors.top(50)}
+    errors = run.errors.top(50)
+    report["errors"] = {message: count for message, count, _, _ in errors}
+    report["errors_at_least"] = [message for message, _, _, exact in errors if not exact]
+    """Messages whose count is a lower bound (more distinct messages than the table holds)."""
     report["provenance"] = provenance_summary(run)
+    report["provenance_distinct"] = provenance_counts(run)
     report["demo_prompts"] = '"written_by"' in json.dumps(report["provenance"]["data"])
     report["complete_groups"] = complete_groups(report, spec)
     report["published"] = published_comparison(report, spec)
@@ -773,8 +832,11 @@ def _group_order(spec: ReportSpec, fld: str, value: str) -> tuple[int, str]:
 
 
 def provenance_summary(run: Run) -> dict[str, Any]:
-    def one_or_all(values: list[Any]) -> Any:
-        return values[0] if len(values) == 1 else values
+    """The run's provenance, selection, models and sampling: each value once when the traces
+    share it, else the first distinct ones (`provenance_counts` says how many there are)."""
+
+    def one_or_all(values: DistinctValues) -> Any:
+        return values.values[0] if len(values) == 1 else values.values
 
     data = {key: one_or_all(values) for key, values in run.provenance.items()}
     return {
@@ -782,6 +844,16 @@ def provenance_summary(run: Run) -> dict[str, Any]:
         "selection": one_or_all(run.selections),
         "models": dict(run.models),
         "sampling": one_or_all(run.sampling),
+    }
+
+
+def provenance_counts(run: Run) -> dict[str, Any]:
+    """How many distinct provenance blocks (per provenance field value), selections and
+    sampling settings the traces carry: 1 each for a run that is one run."""
+    return {
+        "data": {key: len(values) for key, values in run.provenance.items()},
+        "selection": len(run.selections),
+        "sampling": len(run.sampling),
     }
 
 
