@@ -112,8 +112,10 @@ def _difference(a: Run, b: Run, names: list[str], statistics: Mapping[str, m.Sta
     # Item rows: correct under each convention, then the run's own-convention columns.
     start, width = len(CONVENTIONS), len(a.spec.columns.names)
     own = {name: _shifted(statistics[name], start, width) for name in names}
+    # Paired on per-item means: a task's rollouts are one item, whatever k each run has.
+    means_a, means_b = a.items.means(), b.items.means()
     try:
-        pairing = m.pair_runs(a.items, b.items)
+        pairing = m.pair_runs(means_a, means_b)
     except ValueError as e:
         table_a, table_b = _cluster_table(a), _cluster_table(b)
         intervals = {name: m.unpaired_difference_ci(table_a, table_b, stat) for name, stat in own.items()}
@@ -121,7 +123,11 @@ def _difference(a: Run, b: Run, names: list[str], statistics: Mapping[str, m.Sta
     sums_a, sums_b = pairing.cluster_sums()
     intervals = m.paired_difference_cis(sums_a, sums_b, own)
     convention = CONVENTIONS.index(a.convention or "medhal")
-    b_count, c_count = pairing.discordant(convention)
+    b_count, c_count = pairing.signs(convention)
+    # One rollout per task in both runs: McNemar's test on the items right in one run only.
+    # More: the same exact binomial test on the signs of the per-item differences of mean
+    # correctness (a sign test; McNemar's is its 0/1 case).
+    one_each = len(means_a) == len(a.items) and len(means_b) == len(b.items)
     return {
         "paired": True,
         "difference_ci": _lists(intervals),
@@ -129,6 +135,7 @@ def _difference(a: Run, b: Run, names: list[str], statistics: Mapping[str, m.Sta
             "right_only_in_first": b_count,
             "right_only_in_this": c_count,
             "p_value": m.mcnemar_exact(b_count, c_count),
+            "test": "mcnemar" if one_each else "sign",
         },
     }
 

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from medhal.reports.markdown import completeness_problems, count_text, scored_by
+from medhal.reports.markdown import complete_text, completeness_problems, count_text, scored_by, test_text
 from medhal.kit.replies import CONVENTIONS
 
 READING_NOTES = {
@@ -261,10 +261,7 @@ def banners(report: Mapping[str, Any]) -> str:
             f"below cover only what is there.</p><ul>{items}</ul></div>"
         )
     else:
-        parts.append(
-            f'<p class="banner ok" data-banner="complete">Complete: {esc(report["n"])} of '
-            f"{esc(report['n_expected'])} tasks, each once, one provenance.</p>"
-        )
+        parts.append(f'<p class="banner ok" data-banner="complete">{esc(complete_text(report))}</p>')
     if report.get("n_errors"):
         share = report["n_errors"] / report["n"] if report.get("n") else 0.0
         parts.append(
@@ -589,11 +586,7 @@ def _runs_table(runs: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
             else "–"
         )
         if mcnemar:
-            notes.append(
-                f"run {i} vs run 1, accuracy: McNemar exact p = {mcnemar['p_value']:.4g} "
-                f"({mcnemar['right_only_in_first']} items right only in run 1, "
-                f"{mcnemar['right_only_in_this']} only in run {i})."
-            )
+            notes.append(test_text(mcnemar, i))
         differs = (
             Markup(f'<span class="flag">&#9888; {esc(", ".join(row["differs_in"]))}</span>')
             if row.get("differs_in")

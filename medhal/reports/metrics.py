@@ -47,6 +47,8 @@ Comparing two runs:
   pair_runs(a, b) -> Pairing             Joins two runs over the same items (same clusters).
   Pairing.cluster_sums()                 Aligned per-cluster sums (row i = same cluster).
   Pairing.discordant(column)             McNemar's (b, c) from a 0/1 column.
+  Pairing.signs(column)                  (items A above B, items A below B): a sign test's counts.
+  ItemTable.means()                      One row per item, the mean of its rollouts' rows.
   paired_difference_cis(sums_a, sums_b, {name: statistic}, ...)  CIs of statistic(B) -
                                          statistic(A) with identical cluster draws for both runs.
   unpaired_difference_ci(table_a, table_b, statistic, ...)  Independent draws, for runs
@@ -476,6 +478,22 @@ class ItemTable:
     def __len__(self) -> int:
         return len(self._items)
 
+    def means(self) -> ItemTable:
+        """One row per item: the mean of its rows (its rollouts), in its first row's cluster.
+        Runs with several rollouts per task (or a different number in each run) are paired
+        on these."""
+        items, codes, rows = self._sorted()
+        out = ItemTable(self.width)
+        out._index, out._keys = dict(self._index), list(self._keys)
+        if not len(items):
+            return out
+        unique, first, counts = np.unique(items, return_index=True, return_counts=True)
+        means = np.add.reduceat(rows, first, axis=0) / counts[:, None]
+        out._items = array("q", unique.tolist())
+        out._clusters = array("q", codes[first].tolist())
+        out._rows = array("d", means.ravel().tolist())
+        return out
+
     def _sorted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         items = np.array(self._items, dtype=np.int64)
         codes = np.array(self._clusters, dtype=np.int64)
@@ -504,6 +522,12 @@ class Pairing:
             return out
 
         return sums(self.rows_a), sums(self.rows_b)
+
+    def signs(self, column: int = 0) -> tuple[int, int]:
+        """Items where run A's value of a column is above run B's, and below it: the counts
+        of a sign test (McNemar's discordant counts when the column is 0/1)."""
+        a, b = self.rows_a[:, column], self.rows_b[:, column]
+        return int(np.sum(a > b)), int(np.sum(a < b))
 
     def discordant(self, column_a: int = 0, column_b: int | None = None) -> tuple[int, int]:
         """McNemar's discordant counts from a 0/1 column (e.g. correct): b = items right in

@@ -846,7 +846,12 @@ def test_runs_read_with_their_items_are_compared_item_by_item(tmp_path):
         runs.append(read_run(path, SPEC, keep_items=True))
     second = compare_runs(runs, [build_report(run) for run in runs])["runs"][1]
     assert second["paired"] is True
-    assert second["mcnemar"] == {"right_only_in_first": 4, "right_only_in_this": 0, "p_value": 0.125}
+    assert second["mcnemar"] == {
+        "right_only_in_first": 4,
+        "right_only_in_this": 0,
+        "p_value": 0.125,
+        "test": "mcnemar",
+    }
     assert second["difference"]["accuracy"] == pytest.approx(-0.8)
     assert second["difference_ci"]["accuracy"][0] == -1.0
 

@@ -138,3 +138,93 @@ def test_tables_say_at_least_where_a_count_is_a_lower_bound(tmp_path):
     markdown = to_markdown(report, ("accuracy",))
     assert "| at least 4 | `late` | 1000 |" in markdown
     assert "at least 4" in report_html(report, {})
+
+
+# ------------------------------------------------------- completeness compares sets of ids
+
+
+def test_task_ids_outside_the_selection_make_the_run_incomplete(tmp_path):
+    from medhal.reports.markdown import completeness_problems, to_markdown
+
+    # The run selected tasks 0..3; the file holds 0..5 (traces from a larger run appended).
+    rows = [_whole_trace(i, selection=_selection(4)) for i in range(6)]
+    report = build_report(read_run(_write(tmp_path, rows), WHOLE_SPEC))
+    assert (report["n_expected"], report["n_outside"], report["outside_idx"], report["n_missing"]) == (
+        4,
+        2,
+        [4, 5],
+        0,
+    )
+    assert not report["complete"] and not report["paper_comparable"]
+    assert "Complete:" not in to_markdown(report, ("accuracy",))
+    assert any(
+        "2 task ids are outside the run's selection (first: 4, 5)" in p for p in completeness_problems(report)
+    )
+
+
+def test_a_run_missing_task_0_but_holding_task_4_is_not_complete(tmp_path):
+    rows = [_whole_trace(i, selection=_selection(4)) for i in (1, 2, 3, 4)]
+    report = build_report(read_run(_write(tmp_path, rows), WHOLE_SPEC))
+    assert (report["n_missing"], report["missing_idx"], report["n_outside"], report["outside_idx"]) == (
+        1,
+        [0],
+        1,
+        [4],
+    )
+    assert not report["complete"]
+
+
+def test_a_shard_holding_another_shards_task_is_not_complete(tmp_path):
+    # Shard 1/2 of six tasks owns 1, 3, 5; task 2 belongs to shard 0/2.
+    selection = _selection(6, shard="1/2", n_shard=3)
+    rows = [_whole_trace(i, selection=selection) for i in (1, 2, 3, 5)]
+    report = build_report(read_run(_write(tmp_path, rows), WHOLE_SPEC))
+    assert (report["n_expected"], report["n_missing"], report["n_outside"], report["outside_idx"]) == (
+        3,
+        0,
+        1,
+        [2],
+    )
+    assert not report["complete"]
+
+
+def test_a_shuffled_selection_is_checked_by_the_hash_of_its_ids(tmp_path):
+    import hashlib
+
+    def selection(ids: list[int]) -> dict:
+        listed = ",".join(map(str, sorted(ids)))
+        return _selection(
+            len(ids),
+            contiguous=False,
+            shuffle=True,
+            num_tasks=len(ids),
+            idx_sha256=hashlib.sha256(listed.encode()).hexdigest(),
+        )
+
+    chosen = [3, 7, 11]
+    good = build_report(
+        read_run(_write(tmp_path, [_whole_trace(i, selection=selection(chosen)) for i in chosen]), WHOLE_SPEC)
+    )
+    assert good["complete"] and good["ids_match_selection"] is True
+    # Same count, other ids: 3, 7, 12.
+    rows = [_whole_trace(i, selection=selection(chosen)) for i in (3, 7, 12)]
+    bad = build_report(read_run(_write(tmp_path, rows, "other.jsonl"), WHOLE_SPEC))
+    assert bad["ids_match_selection"] is False and not bad["complete"]
+
+
+def test_report_exits_1_on_ids_outside_the_selection(tmp_path):
+    # Through the command, with the MedFact-Bench demo run: one trace's idx moved past the
+    # selection (6 tasks: 0..5), so 5 is missing and 6 is outside.
+    from tests.medfact_bench.fixtures import score_demo
+    from tests.running import medhal_main
+
+    run = score_demo(["<score>2</score>"] * 6, tmp_path / "run", "--no-plots")
+    traces = run / "traces.jsonl"
+    lines = traces.read_text().splitlines()
+    row = json.loads(lines[5])
+    row["task"]["data"]["idx"] = 6
+    lines[5] = json.dumps(row)
+    traces.write_text("\n".join(lines) + "\n")
+    proc = medhal_main("report", str(run), "--no-plots")
+    assert proc.returncode == 1
+    assert "1 task ids outside the selection" in proc.stderr and "1 of 6 tasks missing" in proc.stderr
