@@ -457,10 +457,14 @@ class ItemTable:
         self._clusters = array("q")
         """Index into `_keys`, or -1 for an item without a cluster."""
         self._rows = array("d")
+        self._digests = array("q")
+        """A digest of each row's item content (0: not known)."""
         self._index: dict[Hashable, int] = {}
         self._keys: list[Hashable] = []
 
-    def add(self, item: int, cluster: Hashable | None, row: Sequence[float]) -> None:
+    def add(self, item: int, cluster: Hashable | None, row: Sequence[float], digest: int = 0) -> None:
+        """`digest`: a digest of the item's content, which two runs must agree on to be
+        paired (0 when not known: then only the item ids are compared)."""
         if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
             raise TypeError(f"item id {item!r} is not an integer")
         values = _finite_row(row, self.width, f"item {item}")
@@ -474,6 +478,7 @@ class ItemTable:
         self._items.append(int(item))
         self._clusters.append(code)
         self._rows.extend(values)
+        self._digests.append(digest)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -492,7 +497,12 @@ class ItemTable:
         out._items = array("q", unique.tolist())
         out._clusters = array("q", codes[first].tolist())
         out._rows = array("d", means.ravel().tolist())
+        out._digests = array("q", self._sorted_digests()[first].tolist())
         return out
+
+    def _sorted_digests(self) -> np.ndarray:
+        items = np.array(self._items, dtype=np.int64)
+        return np.array(self._digests, dtype=np.int64)[np.argsort(items, kind="stable")]
 
     def _sorted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         items = np.array(self._items, dtype=np.int64)
@@ -553,6 +563,13 @@ def pair_runs(a: ItemTable, b: ItemTable) -> Pairing:
         raise ValueError(
             f"the runs cover different items ({len(items_a)} and {len(items_b)} rows; {only_a} item ids "
             f"only in the first, {only_b} only in the second, or different repeat counts)"
+        )
+    digests_a, digests_b = a._sorted_digests(), b._sorted_digests()
+    differ = np.flatnonzero((digests_a != digests_b) & (digests_a != 0) & (digests_b != 0))
+    if differ.size:
+        raise ValueError(
+            f"item {int(items_a[differ[0]])} has other content in the second run than in the first "
+            f"({differ.size} items differ in content: the same ids, other tasks)"
         )
     # B's cluster codes rewritten as A's, so both are compared in one code space; a key A
     # lacks becomes -2, which matches nothing. The appended -1 keeps "no cluster" as -1.

@@ -360,7 +360,8 @@ class Run:
         view = views[convention]
         if self.items is not None:
             item_cluster = cluster if spec.cluster_field else None
-            self.items.add(idx, item_cluster, [float(views[c].correct) for c in CONVENTIONS] + list(own))
+            row = [float(views[c].correct) for c in CONVENTIONS] + list(own)
+            self.items.add(idx, item_cluster, row, content_digest(data))
         self.rollouts.add(idx, record, view)
         if spec.classes and gold is not None:
             self.pairs[(gold, view.pred)] += 1
@@ -602,6 +603,18 @@ class RolloutLog:
 
     def __len__(self) -> int:
         return len(self.idx)
+
+
+RUN_FIELDS = frozenset({"provenance", "selection", "parser"})
+"""Task-data fields that say how a run was made, not what its task is."""
+
+
+def content_digest(data: Mapping[str, Any]) -> int:
+    """A digest of a task's content: its data without the run's stamps (`RUN_FIELDS`), as
+    canonical JSON. Two runs are paired task by task only where these agree (the same idx
+    may hold another item, e.g. another seed's choice of answer to show). Never 0."""
+    content = {k: v for k, v in data.items() if k not in RUN_FIELDS}
+    return int.from_bytes(hashlib.blake2b(_canonical(content), digest_size=8).digest(), "little", signed=True) or 1
 
 
 def read_run(path: str | Path, spec: ReportSpec, keep_items: bool = False) -> Run:
