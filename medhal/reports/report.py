@@ -5,14 +5,18 @@ A benchmark describes its report with a `ReportSpec`: the counts it adds up for 
 named (a NamedTuple such as MedHallu's `tp`, `pred_pos`; every report also counts `n`,
 `correct`, `parsed` and `error` itself), the statistics it reports as functions of the
 totals (an accuracy, an F1, a score), its groups and clusters. Everything else is shared
-here. Rollouts are streamed from disk into per-cluster column sums (memory
-grows with the number of source clusters, not with the size of the trace file), and
-every interval is a cluster bootstrap over those sums. An errored rollout is an item too:
+here. Rollouts are streamed from disk into per-cluster column sums (memory grows with the
+number of source clusters, or of tasks where a benchmark names no source, not with the
+width of a trace) and a log of about 30 bytes per rollout (`RolloutLog`: which task, which
+trace, right, reward, label read), and every interval is a cluster bootstrap over those
+sums: the rollouts of a task (`eval -r k`) are resampled together. An errored rollout is an item too:
 it predicts ERROR, counts as wrong and stays in every denominator.
 
-A report also says whether the run is whole: how many tasks the run selected
-(`n_expected`, recorded on every trace), duplicated and missing task ids, and traces
-whose provenance (data, options, code versions) differs from the rest.
+A report also says whether the run is whole: the tasks the run selected (`n_expected`
+and the selection recorded on every trace) against the task ids present, as sets (missing
+ids, ids outside the selection), rollouts per task against those asked for, the same
+trace twice, and traces whose provenance (data, options, code versions) differs from the
+rest.
 
 This module, and everything it imports, stays free of verifiers and of environments'
 tasksets: reading a report is cheap.

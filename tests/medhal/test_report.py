@@ -650,6 +650,12 @@ def test_the_report_names_its_spec_and_keeps_every_documented_key(tmp_path):
         "notes",
         "shards",
         "complete_groups",
+        "n_outside",
+        "outside_idx",
+        "ids_match_selection",
+        "rollouts",
+        "errors_at_least",
+        "provenance_distinct",
     }
     assert documented <= set(report)
 

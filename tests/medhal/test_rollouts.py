@@ -253,3 +253,8 @@ def test_eval_with_three_rollouts_then_report_exits_0_with_pass_at_k(tmp_path):
     traces.write_text(traces.read_text() + traces.read_text().splitlines()[0] + "\n")
     proc = medhal_main("report", str(tmp_path / "run"), "--no-plots")
     assert proc.returncode == 1 and "1 duplicated trace" in proc.stderr
+    # A config.toml that is not TOML: one line naming it, exit 2.
+    (tmp_path / "run" / "config.toml").write_text("num_rollouts = [")
+    proc = medhal_main("report", str(tmp_path / "run"), "--no-plots")
+    assert proc.returncode == 2 and "config.toml: not valid TOML" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
