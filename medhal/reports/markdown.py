@@ -100,10 +100,11 @@ def completeness_problems(report: Mapping[str, Any]) -> list[str]:
 def complete_text(report: Mapping[str, Any]) -> str:
     """The line that says a run is whole."""
     k = (report.get("rollouts") or {}).get("per_task") or 1
+    tasks = report.get("n_distinct", report["n"])
     if k == 1:
-        return f"Complete: {report['n_distinct']} of {report['n_expected']} tasks, each once, one provenance."
+        return f"Complete: {tasks} of {report['n_expected']} tasks, each once, one provenance."
     return (
-        f"Complete: {report['n_distinct']} of {report['n_expected']} tasks x {k} rollouts "
+        f"Complete: {tasks} of {report['n_expected']} tasks x {k} rollouts "
         f"({report['n']} traces), one provenance."
     )
 
