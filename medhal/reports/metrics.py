@@ -564,13 +564,6 @@ def pair_runs(a: ItemTable, b: ItemTable) -> Pairing:
             f"the runs cover different items ({len(items_a)} and {len(items_b)} rows; {only_a} item ids "
             f"only in the first, {only_b} only in the second, or different repeat counts)"
         )
-    digests_a, digests_b = a._sorted_digests(), b._sorted_digests()
-    differ = np.flatnonzero((digests_a != digests_b) & (digests_a != 0) & (digests_b != 0))
-    if differ.size:
-        raise ValueError(
-            f"item {int(items_a[differ[0]])} has other content in the second run than in the first "
-            f"({differ.size} items differ in content: the same ids, other tasks)"
-        )
     # B's cluster codes rewritten as A's, so both are compared in one code space; a key A
     # lacks becomes -2, which matches nothing. The appended -1 keeps "no cluster" as -1.
     b_to_a = np.array([a._index.get(key, -2) for key in b._keys] + [-1], dtype=np.int64)
@@ -584,6 +577,13 @@ def pair_runs(a: ItemTable, b: ItemTable) -> Pairing:
         raise ValueError(
             f"item {int(items_a[i])} is in {name(a, int(codes_a[i]))} in the first run but in "
             f"{name(b, int(codes_b[i]))} in the second ({mismatch.size} items differ)"
+        )
+    digests_a, digests_b = a._sorted_digests(), b._sorted_digests()
+    differ = np.flatnonzero((digests_a != digests_b) & (digests_a != 0) & (digests_b != 0))
+    if differ.size:
+        raise ValueError(
+            f"item {int(items_a[differ[0]])} has other content in the second run than in the first "
+            f"({differ.size} items differ in content: the same ids, other tasks)"
         )
     # Items without a cluster: their own cluster, after the keyed ones (repeats together).
     labels = codes_a.copy()
