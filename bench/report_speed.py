@@ -14,6 +14,12 @@ imports (`python -X importtime`).
 
     uv run python bench/report_speed.py               # 100,000 rows per benchmark
     uv run python bench/report_speed.py --quick       # 20,000 rows
+
+`--provenance-scaling` measures instead how the report's time grows when every trace
+carries its own provenance, selection and sampling block (a file concatenated from many
+runs, or a hostile one): 4,000, 8,000 and 16,000 rows, and the ratio of each time to the
+one before. Linear work doubles (ratio about 2); work that compares each new block with
+every one before it quadruples (issue 22 item 6: 5, 20, 61 s).
 """
 
 from __future__ import annotations
@@ -130,6 +136,46 @@ def expand(templates: list[dict], n: int, path: Path) -> dict:
             errors += bool(row.get("errors"))
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
     return {"rows": n, "errored_rows": errors, "mib": path.stat().st_size / 2**20}
+
+
+def expand_distinct(templates: list[dict], n: int, path: Path) -> None:
+    """`expand`, with a provenance, selection and sampling block of its own on every row."""
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            t = templates[i % len(templates)]
+            data = t["task"]["data"]
+            selection = {**data.get("selection", {}), "n_expected": n, "num_tasks": n, "run": i}
+            provenance = {**data.get("provenance", {}), "run": i}
+            agent = {
+                **t.get("agent", {}),
+                "sampling": {**(t.get("agent") or {}).get("sampling", {}), "seed": i},
+            }
+            data = {**data, "idx": i, "selection": selection, "provenance": provenance}
+            row = {**t, "id": f"{i:032x}", "task": {**t["task"], "data": data}, "agent": agent}
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def provenance_scaling(bench, templates: list[dict], tmp: Path, env: dict[str, str], repeat: int) -> dict:
+    """Seconds of `medhal report --no-plots` on 4,000, 8,000 and 16,000 rows that each carry
+    their own provenance blocks, and each time over the one before (2 is linear)."""
+    runs: dict[int, float] = {}
+    for n in (4_000, 8_000, 16_000):
+        trace_file = tmp / f"distinct-{bench.env_id}-{n}" / "traces.jsonl"
+        trace_file.parent.mkdir()
+        expand_distinct(templates, n, trace_file)
+        command = [str(BIN / "medhal"), "report", str(trace_file), "--no-plots", "--max-error-rate", "1"]
+        times = []
+        for _ in range(repeat):
+            m = run_measured([*command, "--allow-incomplete", "-o", str(tmp / "distinct-out")], env=env)
+            if m.returncode != 0:
+                raise SystemExit(f"medhal report exited {m.returncode}:\n{m.stderr[-3000:]}")
+            times.append(m.wall_s)
+        runs[n] = min(times)
+        trace_file.unlink()
+    sizes = sorted(runs)
+    ratios = {f"{b}/{a}": runs[b] / runs[a] for a, b in itertools.pairwise(sizes)}
+    print(f"{bench.env_id}: distinct provenance on every row: {runs} s; time ratios per doubling {ratios}")
+    return {"seconds": runs, "ratio_per_doubling": ratios}
 
 
 SCORE_PHASES = """
@@ -276,7 +322,22 @@ def main() -> None:
         default=None,
         help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
     )
+    parser.add_argument(
+        "--provenance-scaling",
+        action="store_true",
+        help="only the growth of the report's time with a provenance block per row (4k, 8k, 16k rows)",
+    )
     ns = parser.parse_args()
+    if ns.provenance_scaling:
+        scaling: dict = {}
+        with tempfile.TemporaryDirectory(prefix="medhal-report-") as tmpdir:
+            env = asset_env()
+            for bench in usable(ns.bench):
+                templates = template_rows(bench, Path(tmpdir), env)
+                scaling[bench.env_id] = provenance_scaling(bench, templates, Path(tmpdir), env, ns.repeat)
+        path = write_json(out_dir(ns.out, ns.quick), "report_provenance_scaling", scaling)
+        print(f"\nwrote {path}")
+        return
     largest = ns.rows or (20_000 if ns.quick else 100_000)
     sizes = sorted({largest // 10, largest // 2, largest})
     results: dict = {"sizes": sizes, "benchmarks": {}}

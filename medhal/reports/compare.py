@@ -1,13 +1,15 @@
 """Comparing runs: is a difference real, and are the runs comparable at all?
 
-Runs of one benchmark over the same tasks (same environment version, same data, same
-task ids) are compared PAIRED: for each headline statistic, the difference to the first
+Runs of one benchmark over the same tasks (the same task ids, and each task's content the
+same: a digest of its data, so the same idx holding another item is caught) are compared
+PAIRED, on per-task means over rollouts: for each headline statistic, the difference to the first
 run with a cluster bootstrap interval that resamples the same clusters for both runs
 (what the runs share cancels, so the interval is much narrower than for independent
 runs), and for accuracy an exact McNemar test on the items where exactly one run is
 right. Runs over different tasks are compared unpaired (independent draws), and the
-table says so. Runs whose environment version, reading convention, prompt assets,
-dataset revision or sampling differ are flagged: their difference is partly the code's.
+table says so. Runs whose environment version, reading convention, taskset options (all
+but `shard`), prompt assets, dataset revision or sampling differ are flagged (and fail
+`medhal report --strict-compare`): their difference is partly the code's or the setting's.
 """
 
 from __future__ import annotations
@@ -19,7 +21,11 @@ import numpy as np
 
 from medhal.reports import metrics as m
 from medhal.kit.replies import CONVENTIONS
-from medhal.reports.report import Run, _shifted, _statistics, code_versions
+from medhal.reports.report import Run, _shifted, _statistics, code_versions, run_options
+
+UNCOMPARED_OPTIONS = ("shard", "dataset_path")
+"""Options left out of a run's identity: `shard` (the shards of one run differ in it) and
+`dataset_path` (where the file lies; its content is compared by the dataset's sha256)."""
 
 
 def _prompt_and_data(report: Mapping[str, Any]) -> tuple[str, str]:
@@ -51,7 +57,9 @@ def _prompt_and_data(report: Mapping[str, Any]) -> tuple[str, str]:
 
 def identity(report: Mapping[str, Any]) -> dict[str, str]:
     """What must agree for two runs to measure the same thing: the environment's and medhal's
-    versions, the reading convention, the prompt, the dataset and the sampling."""
+    versions, the reading convention, every taskset option but where the data lies and the
+    shard (any of them may change the items or the scoring rule), the prompt, the dataset
+    and the sampling."""
     code = code_versions(report)
     prompt, dataset = _prompt_and_data(report)
     medhal = str(code.get("medhal", "unknown"))
@@ -59,6 +67,9 @@ def identity(report: Mapping[str, Any]) -> dict[str, str]:
         "environment_version": str(code.get("environment_version", "unknown")),
         "medhal_version": ".".join(medhal.split(".")[:2]),
         "convention": str(report.get("convention")),
+        "options": repr(
+            sorted((k, repr(v)) for k, v in run_options(report).items() if k not in UNCOMPARED_OPTIONS)
+        ),
         "prompt": prompt,
         "dataset": dataset,
         "sampling": repr(report.get("provenance", {}).get("sampling")),
@@ -112,8 +123,10 @@ def _difference(a: Run, b: Run, names: list[str], statistics: Mapping[str, m.Sta
     # Item rows: correct under each convention, then the run's own-convention columns.
     start, width = len(CONVENTIONS), len(a.spec.columns.names)
     own = {name: _shifted(statistics[name], start, width) for name in names}
+    # Paired on per-item means: a task's rollouts are one item, whatever k each run has.
+    means_a, means_b = a.items.means(), b.items.means()
     try:
-        pairing = m.pair_runs(a.items, b.items)
+        pairing = m.pair_runs(means_a, means_b)
     except ValueError as e:
         table_a, table_b = _cluster_table(a), _cluster_table(b)
         intervals = {name: m.unpaired_difference_ci(table_a, table_b, stat) for name, stat in own.items()}
@@ -121,7 +134,11 @@ def _difference(a: Run, b: Run, names: list[str], statistics: Mapping[str, m.Sta
     sums_a, sums_b = pairing.cluster_sums()
     intervals = m.paired_difference_cis(sums_a, sums_b, own)
     convention = CONVENTIONS.index(a.convention or "medhal")
-    b_count, c_count = pairing.discordant(convention)
+    b_count, c_count = pairing.signs(convention)
+    # One rollout per task in both runs: McNemar's test on the items right in one run only.
+    # More: the same exact binomial test on the signs of the per-item differences of mean
+    # correctness (a sign test; McNemar's is its 0/1 case).
+    one_each = len(means_a) == len(a.items) and len(means_b) == len(b.items)
     return {
         "paired": True,
         "difference_ci": _lists(intervals),
@@ -129,6 +146,7 @@ def _difference(a: Run, b: Run, names: list[str], statistics: Mapping[str, m.Sta
             "right_only_in_first": b_count,
             "right_only_in_this": c_count,
             "p_value": m.mcnemar_exact(b_count, c_count),
+            "test": "mcnemar" if one_each else "sign",
         },
     }
 
@@ -136,11 +154,11 @@ def _difference(a: Run, b: Run, names: list[str], statistics: Mapping[str, m.Sta
 def _cluster_table(run: Run) -> np.ndarray:
     """Per-cluster sums of a run's item rows (for unpaired draws)."""
     assert run.items is not None
-    _, codes, rows = run.items._sorted()
+    items, codes, rows = run.items._sorted()
     labels = codes.copy()
     loose = labels < 0
-    if loose.any():
-        labels[loose] = codes.max(initial=-1) + 1 + np.arange(int(loose.sum()))
+    if loose.any():  # an item without a cluster is its own, with all its rollouts
+        labels[loose] = codes.max(initial=-1) + 1 + np.unique(items[loose], return_inverse=True)[1].ravel()
     _, dense = np.unique(labels, return_inverse=True)
     out = np.zeros((int(dense.max(initial=-1)) + 1, rows.shape[1]))
     np.add.at(out, dense.ravel(), rows)

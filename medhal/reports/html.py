@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from medhal.reports.markdown import completeness_problems, scored_by
+from medhal.reports.markdown import complete_text, completeness_problems, count_text, scored_by, test_text
 from medhal.kit.replies import CONVENTIONS
 
 READING_NOTES = {
@@ -261,10 +261,7 @@ def banners(report: Mapping[str, Any]) -> str:
             f"below cover only what is there.</p><ul>{items}</ul></div>"
         )
     else:
-        parts.append(
-            f'<p class="banner ok" data-banner="complete">Complete: {esc(report["n"])} of '
-            f"{esc(report['n_expected'])} tasks, each once, one provenance.</p>"
-        )
+        parts.append(f'<p class="banner ok" data-banner="complete">{esc(complete_text(report))}</p>')
     if report.get("n_errors"):
         share = report["n_errors"] / report["n"] if report.get("n") else 0.0
         parts.append(
@@ -495,7 +492,7 @@ def _unreadable(report: Mapping[str, Any]) -> str:
             title,
             f"<p>None: every reply that came back was read under the {esc(convention)} reading.</p>",
         )
-    rows = [[u["count"], code(u["shape"]), u["idx"]] for u in shapes]
+    rows = [[count_text(u["count"], u.get("exact", True)), code(u["shape"]), u["idx"]] for u in shapes]
     return section(
         "unreadable",
         title,
@@ -513,7 +510,8 @@ def _errors(report: Mapping[str, Any]) -> str:
     title = "Errored rollouts (kept in every denominator, scored wrong)"
     if not errors:
         return section("errors", title, "<p>None.</p>")
-    rows = [[count, code(message)] for message, count in errors.items()]
+    at_least = set(report.get("errors_at_least", ()))
+    rows = [[count_text(count, message not in at_least), code(message)] for message, count in errors.items()]
     return section("errors", title, table(["count", "error (numbers masked as #)"], rows, name="errors"))
 
 
@@ -588,11 +586,7 @@ def _runs_table(runs: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
             else "–"
         )
         if mcnemar:
-            notes.append(
-                f"run {i} vs run 1, accuracy: McNemar exact p = {mcnemar['p_value']:.4g} "
-                f"({mcnemar['right_only_in_first']} items right only in run 1, "
-                f"{mcnemar['right_only_in_this']} only in run {i})."
-            )
+            notes.append(test_text(mcnemar, i))
         differs = (
             Markup(f'<span class="flag">&#9888; {esc(", ".join(row["differs_in"]))}</span>')
             if row.get("differs_in")

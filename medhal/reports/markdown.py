@@ -51,6 +51,11 @@ def scored_by(report: Mapping[str, Any]) -> str:
     )
 
 
+def count_text(count: int, exact: bool = True) -> str:
+    """A count from a bounded table: the number, or "at least" it when it is a lower bound."""
+    return str(count) if exact else f"at least {count}"
+
+
 def completeness_problems(report: Mapping[str, Any]) -> list[str]:
     """Why a run is not whole, one phrase per problem (empty when it is)."""
     problems = []
@@ -60,12 +65,31 @@ def completeness_problems(report: Mapping[str, Any]) -> list[str]:
         missing = report.get("missing_idx") or []
         shown = f" (first: {', '.join(map(str, missing))})" if missing else ""
         problems.append(f"{report['n_missing']} of {report['n_expected']} tasks have no trace{shown}")
+    if report.get("n_outside"):
+        outside = report.get("outside_idx") or []
+        shown = f" (first: {', '.join(map(str, outside))})" if outside else ""
+        problems.append(f"{report['n_outside']} task ids are outside the run's selection{shown}")
+    if report.get("ids_match_selection") is False and not report.get("n_outside"):
+        problems.append("the task ids present are not the ones the run selected (their hash differs)")
     duplicates = report.get("n_duplicates") or 0
     if duplicates:
         problems.append(
-            f"{duplicates} {'trace repeats' if duplicates == 1 else 'traces repeat'} a task id "
-            "already seen (duplicated lines?)"
+            f"{duplicates} {'trace repeats' if duplicates == 1 else 'traces repeat'} the same trace of a task "
+            "(same task id, same trace id: duplicated lines?)"
         )
+    rollouts = report.get("rollouts") or {}
+    if rollouts.get("n_short_tasks"):
+        problems.append(
+            f"{rollouts['n_short_tasks']} tasks lack {rollouts['n_missing_rollouts']} of their "
+            f"{rollouts['per_task']} rollouts each"
+        )
+    if rollouts.get("n_extra_rollouts"):
+        problems.append(
+            f"{rollouts['n_extra_rollouts']} rollouts more than {rollouts['per_task']} per task "
+            f"(from {rollouts['source']})"
+        )
+    if rollouts.get("mixed"):
+        problems.append("the run directories asked for different numbers of rollouts per task")
     if report.get("mixed_provenance"):
         problems.append(
             "the traces disagree on provenance (dataset, options or code changed between runs or resumes)"
@@ -73,12 +97,48 @@ def completeness_problems(report: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def complete_text(report: Mapping[str, Any]) -> str:
+    """The line that says a run is whole."""
+    k = (report.get("rollouts") or {}).get("per_task") or 1
+    tasks = report.get("n_distinct", report["n"])
+    if k == 1:
+        return f"Complete: {tasks} of {report['n_expected']} tasks, each once, one provenance."
+    return (
+        f"Complete: {tasks} of {report['n_expected']} tasks x {k} rollouts "
+        f"({report['n']} traces), one provenance."
+    )
+
+
 def completeness_lines(report: Mapping[str, Any]) -> list[str]:
     """A warning block when the run is not whole; one line when it is."""
     problems = completeness_problems(report)
     if not problems:
-        return [f"Complete: {report['n']} of {report['n_expected']} tasks, each once, one provenance.", ""]
+        return [complete_text(report), ""]
     return ["> **Incomplete run.** " + "; ".join(problems) + ". Figures below cover what is there.", ""]
+
+
+def rollout_lines(report: Mapping[str, Any]) -> list[str]:
+    """Several rollouts per task: the per-item view (mean reward and its spread over a task's
+    rollouts, pass@k, majority vote); nothing for one rollout per task."""
+    rollouts = report.get("rollouts") or {}
+    k = rollouts.get("per_task") or 1
+    if k == 1 and "per_item" not in report:
+        return []
+    rows = [
+        ["rollouts per task", f"{k} (from {rollouts.get('source')})"],
+        [
+            "mean reward per task ± mean sd over its rollouts",
+            f"{fmt(rollouts.get('mean_reward'))} ± {fmt(rollouts.get('mean_reward_sd'))}",
+        ],
+        *[[f"pass@{n} (unbiased estimator)", value] for n, value in rollouts.get("pass_at_k", {}).items()],
+        ["majority vote accuracy (a tie counts as wrong)", rollouts.get("majority_accuracy")],
+    ]
+    return [
+        f"### Rollouts ({k} per task; intervals above resample tasks with all their rollouts)",
+        "",
+        *table(["figure", "value"], rows),
+        "",
+    ]
 
 
 def headline_lines(report: Mapping[str, Any], headline: Iterable[str]) -> list[str]:
@@ -188,6 +248,7 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
     summary.append(["paper-comparable (complete set, no errors)", report["paper_comparable"]])
     lines += [*table(["figure", "value"], summary), ""]
     lines += headline_lines(report, headline)
+    lines += rollout_lines(report)
     lines += published_lines(report)
     lines += breakdown_lines(report)
     if report.get("unreadable"):
@@ -198,12 +259,18 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
         ]
         lines += table(
             ["count", "reply (first 120 characters)", "e.g. idx"],
-            [[u["count"], f"`{u['shape']}`", u["idx"]] for u in report["unreadable"]],
+            [
+                [count_text(u["count"], u.get("exact", True)), f"`{u['shape']}`", u["idx"]]
+                for u in report["unreadable"]
+            ],
         )
         lines.append("")
     if report["errors"]:
         lines += ["### Errored rollouts (kept in every denominator, scored wrong)", ""]
-        lines += table(["count", "error"], [[c, e[:160]] for e, c in report["errors"].items()])
+        at_least = set(report.get("errors_at_least", ()))
+        lines += table(
+            ["count", "error"], [[count_text(c, e not in at_least), e[:160]] for e, c in report["errors"].items()]
+        )
         lines.append("")
     if report.get("notes"):
         lines += [f"- {note}" for note in report["notes"]] + [""]
@@ -216,6 +283,21 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
         "",
     ]
     return "\n".join(lines)
+
+
+def test_text(mcnemar: Mapping[str, Any], i: int) -> str:
+    """The paired test of run i against run 1 in words."""
+    if mcnemar.get("test") == "sign":
+        return (
+            f"run {i} vs run 1, accuracy: exact sign test on the per-task mean over rollouts, "
+            f"p = {mcnemar['p_value']:.4g} ({mcnemar['right_only_in_first']} tasks better in run 1, "
+            f"{mcnemar['right_only_in_this']} in run {i}; McNemar's test needs one rollout per task)."
+        )
+    return (
+        f"run {i} vs run 1, accuracy: McNemar exact p = {mcnemar['p_value']:.4g} "
+        f"({mcnemar['right_only_in_first']} items right only in run 1, "
+        f"{mcnemar['right_only_in_this']} only in run {i})."
+    )
 
 
 def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
@@ -259,11 +341,7 @@ def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
                 )
             mcnemar = row.get("mcnemar")
             if mcnemar:
-                notes.append(
-                    f"run {i} vs run 1, accuracy: McNemar exact p = {mcnemar['p_value']:.4g} "
-                    f"({mcnemar['right_only_in_first']} items right only in run 1, "
-                    f"{mcnemar['right_only_in_this']} only in run {i})."
-                )
+                notes.append(test_text(mcnemar, i))
             if row["differs_in"]:
                 notes.append(
                     f"run {i} differs from run 1 in {', '.join(row['differs_in'])}: part of any "

@@ -47,6 +47,8 @@ Comparing two runs:
   pair_runs(a, b) -> Pairing             Joins two runs over the same items (same clusters).
   Pairing.cluster_sums()                 Aligned per-cluster sums (row i = same cluster).
   Pairing.discordant(column)             McNemar's (b, c) from a 0/1 column.
+  Pairing.signs(column)                  (items A above B, items A below B): a sign test's counts.
+  ItemTable.means()                      One row per item, the mean of its rollouts' rows.
   paired_difference_cis(sums_a, sums_b, {name: statistic}, ...)  CIs of statistic(B) -
                                          statistic(A) with identical cluster draws for both runs.
   unpaired_difference_ci(table_a, table_b, statistic, ...)  Independent draws, for runs
@@ -455,10 +457,14 @@ class ItemTable:
         self._clusters = array("q")
         """Index into `_keys`, or -1 for an item without a cluster."""
         self._rows = array("d")
+        self._digests = array("q")
+        """A digest of each row's item content (0: not known)."""
         self._index: dict[Hashable, int] = {}
         self._keys: list[Hashable] = []
 
-    def add(self, item: int, cluster: Hashable | None, row: Sequence[float]) -> None:
+    def add(self, item: int, cluster: Hashable | None, row: Sequence[float], digest: int = 0) -> None:
+        """`digest`: a digest of the item's content, which two runs must agree on to be
+        paired (0 when not known: then only the item ids are compared)."""
         if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
             raise TypeError(f"item id {item!r} is not an integer")
         values = _finite_row(row, self.width, f"item {item}")
@@ -472,9 +478,31 @@ class ItemTable:
         self._items.append(int(item))
         self._clusters.append(code)
         self._rows.extend(values)
+        self._digests.append(digest)
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def means(self) -> ItemTable:
+        """One row per item: the mean of its rows (its rollouts), in its first row's cluster.
+        Runs with several rollouts per task (or a different number in each run) are paired
+        on these."""
+        items, codes, rows = self._sorted()
+        out = ItemTable(self.width)
+        out._index, out._keys = dict(self._index), list(self._keys)
+        if not len(items):
+            return out
+        unique, first, counts = np.unique(items, return_index=True, return_counts=True)
+        means = np.add.reduceat(rows, first, axis=0) / counts[:, None]
+        out._items = array("q", unique.tolist())
+        out._clusters = array("q", codes[first].tolist())
+        out._rows = array("d", means.ravel().tolist())
+        out._digests = array("q", self._sorted_digests()[first].tolist())
+        return out
+
+    def _sorted_digests(self) -> np.ndarray:
+        items = np.array(self._items, dtype=np.int64)
+        return np.array(self._digests, dtype=np.int64)[np.argsort(items, kind="stable")]
 
     def _sorted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         items = np.array(self._items, dtype=np.int64)
@@ -504,6 +532,12 @@ class Pairing:
             return out
 
         return sums(self.rows_a), sums(self.rows_b)
+
+    def signs(self, column: int = 0) -> tuple[int, int]:
+        """Items where run A's value of a column is above run B's, and below it: the counts
+        of a sign test (McNemar's discordant counts when the column is 0/1)."""
+        a, b = self.rows_a[:, column], self.rows_b[:, column]
+        return int(np.sum(a > b)), int(np.sum(a < b))
 
     def discordant(self, column_a: int = 0, column_b: int | None = None) -> tuple[int, int]:
         """McNemar's discordant counts from a 0/1 column (e.g. correct): b = items right in
@@ -543,6 +577,13 @@ def pair_runs(a: ItemTable, b: ItemTable) -> Pairing:
         raise ValueError(
             f"item {int(items_a[i])} is in {name(a, int(codes_a[i]))} in the first run but in "
             f"{name(b, int(codes_b[i]))} in the second ({mismatch.size} items differ)"
+        )
+    digests_a, digests_b = a._sorted_digests(), b._sorted_digests()
+    differ = np.flatnonzero((digests_a != digests_b) & (digests_a != 0) & (digests_b != 0))
+    if differ.size:
+        raise ValueError(
+            f"item {int(items_a[differ[0]])} has other content in the second run than in the first "
+            f"({differ.size} items differ in content: the same ids, other tasks)"
         )
     # Items without a cluster: their own cluster, after the keyed ones (repeats together).
     labels = codes_a.copy()

@@ -5,14 +5,18 @@ A benchmark describes its report with a `ReportSpec`: the counts it adds up for 
 named (a NamedTuple such as MedHallu's `tp`, `pred_pos`; every report also counts `n`,
 `correct`, `parsed` and `error` itself), the statistics it reports as functions of the
 totals (an accuracy, an F1, a score), its groups and clusters. Everything else is shared
-here. Rollouts are streamed from disk into per-cluster column sums (memory
-grows with the number of source clusters, not with the size of the trace file), and
-every interval is a cluster bootstrap over those sums. An errored rollout is an item too:
+here. Rollouts are streamed from disk into per-cluster column sums (memory grows with the
+number of source clusters, or of tasks where a benchmark names no source, not with the
+width of a trace) and a log of about 30 bytes per rollout (`RolloutLog`: which task, which
+trace, right, reward, label read), and every interval is a cluster bootstrap over those
+sums: the rollouts of a task (`eval -r k`) are resampled together. An errored rollout is an item too:
 it predicts ERROR, counts as wrong and stays in every denominator.
 
-A report also says whether the run is whole: how many tasks the run selected
-(`n_expected`, recorded on every trace), duplicated and missing task ids, and traces
-whose provenance (data, options, code versions) differs from the rest.
+A report also says whether the run is whole: the tasks the run selected (`n_expected`
+and the selection recorded on every trace) against the task ids present, as sets (missing
+ids, ids outside the selection), rollouts per task against those asked for, the same
+trace twice, and traces whose provenance (data, options, code versions) differs from the
+rest.
 
 This module, and everything it imports, stays free of verifiers and of environments'
 tasksets: reading a report is cheap.
@@ -20,9 +24,11 @@ tasksets: reading a report is cheap.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
+from array import array
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +36,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from medhal.reports import metrics as m
@@ -37,7 +44,13 @@ from medhal.kit.outcomes import READINGS, correct_key, parsed_key
 from medhal.reports.published import Published
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.shards import parse_shard
-from medhal.reports.traces import TraceFileError, TraceRecord, iter_traces
+from medhal.reports.traces import (
+    TraceFileError,
+    TraceRecord,
+    configured_rollouts,
+    iter_traces,
+    resolve_trace_file,
+)
 
 Statistic = m.Statistic
 BASE_COLUMNS = ("n", "correct", "parsed", "error")
@@ -162,12 +175,16 @@ def reply_shape(reply: str | None) -> str:
 
 class TopCounts:
     """The most frequent keys of a stream in bounded memory (space-saving: when full, the
-    rarest key is replaced and its count inherited, so counts are upper bounds and the
-    frequent keys are kept exactly when they stand out)."""
+    rarest key is replaced and its count inherited). A key's own sightings since it came in
+    (its count less what it inherited) are a true lower bound, and exact for a key that
+    inherited nothing: `top` gives those, never the inflated count, and says which are
+    exact."""
 
     def __init__(self, capacity: int = 1000) -> None:
         self.capacity = capacity
         self.counts: dict[str, int] = {}
+        """Sightings plus what was inherited: an upper bound of each key's count."""
+        self.inherited: dict[str, int] = {}
         self.example: dict[str, int] = {}
         self.total = 0
 
@@ -180,14 +197,23 @@ class TopCounts:
             rarest = min(self.counts, key=self.counts.__getitem__)
             inherited = self.counts.pop(rarest)
             self.example.pop(rarest)
+            self.inherited.pop(rarest, None)
             self.counts[key] = inherited + 1
+            self.inherited[key] = inherited
         else:
             self.counts[key] = 1
         self.example[key] = example
 
-    def top(self, k: int) -> list[tuple[str, int, int]]:
-        ranked = sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-        return [(key, count, self.example[key]) for key, count in ranked]
+    def top(self, k: int) -> list[tuple[str, int, int, bool]]:
+        """The k keys seen most surely, as (key, count, an example, exact): count is the
+        key's own sightings (exact, or a lower bound where `exact` is False); ranked by it,
+        exact counts first on a tie, then by key."""
+        inherited = self.inherited
+        ranked = sorted(
+            ((key, count - inherited.get(key, 0), key not in inherited) for key, count in self.counts.items()),
+            key=lambda row: (-row[1], not row[2], row[0]),
+        )[:k]
+        return [(key, count, self.example[key], exact) for key, count, exact in ranked]
 
 
 class SeenIds:
@@ -209,6 +235,10 @@ class SeenIds:
             self.flags[idx] = 1
             self.n_distinct += 1
 
+    def ids(self) -> np.ndarray:
+        """Every id seen, ascending."""
+        return np.flatnonzero(np.frombuffer(bytes(self.flags), dtype=np.uint8))
+
     def missing(self, expected: Iterable[int], limit: int = 20) -> list[int]:
         """The first `limit` of the `expected` ids not seen."""
         out = []
@@ -218,6 +248,44 @@ class SeenIds:
                 if len(out) == limit:
                     break
         return out
+
+
+def _encode_other(value: Any) -> str:
+    return repr(value)
+
+
+_canonical = msgspec.json.Encoder(order="sorted", enc_hook=_encode_other).encode
+
+
+class DistinctValues:
+    """The distinct values of a stream of JSON values (provenance blocks, selections,
+    sampling settings), in order of first appearance: the first `keep` kept, every one
+    counted. Membership goes by a digest of the value's canonical JSON, so each value costs
+    one encoding whatever the number of distinct values before it (a list membership test
+    compares it with all of them: quadratic in a file whose every trace carries its own
+    block). A value equal to the one before it, the usual case, is not encoded at all."""
+
+    _NOTHING = object()
+
+    def __init__(self, keep: int = 20) -> None:
+        self.keep = keep
+        self.values: list[Any] = []
+        self._digests: set[bytes] = set()
+        self._last: Any = self._NOTHING
+
+    def add(self, value: Any) -> None:
+        last = self._last
+        if last is not self._NOTHING and type(value) is type(last) and value == last:
+            return
+        digest = hashlib.blake2b(_canonical(value), digest_size=16).digest()
+        if digest not in self._digests:
+            self._digests.add(digest)
+            if len(self.values) < self.keep:
+                self.values.append(value)
+        self._last = value
+
+    def __len__(self) -> int:
+        return len(self._digests)
 
 
 @dataclass
@@ -238,13 +306,23 @@ class Run:
     errors: TopCounts = field(default_factory=lambda: TopCounts(200))
     unreadable: TopCounts = field(default_factory=TopCounts)
     seen: SeenIds = field(default_factory=SeenIds)
-    selections: list[dict[str, Any]] = field(default_factory=list)
-    provenance: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    selections: DistinctValues = field(default_factory=DistinctValues)
+    selection_bases: DistinctValues = field(default_factory=DistinctValues)
+    """The selections without their shard keys: one for a whole run, or for the shards of one."""
+    shards: set[str | None] = field(default_factory=set)
+    provenance: dict[str, DistinctValues] = field(default_factory=dict)
     models: Counter[str] = field(default_factory=Counter)
-    sampling: list[dict[str, Any]] = field(default_factory=list)
+    sampling: DistinctValues = field(default_factory=DistinctValues)
     items: m.ItemTable | None = None
+    rollouts_per_task: int | None = None
+    """Rollouts per task the run was asked for (`num_rollouts` in eval's config.toml), when
+    known; else the report reads it from the traces (the most any task has)."""
+    rollouts_conflict: bool = False
+    """Run directories read as one run asked for different rollouts per task."""
+    rollouts: RolloutLog = field(default_factory=lambda: RolloutLog())
     _pending: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False)
     """Traces added but not yet summed (see `flush`)."""
+    _last_selection: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         width = len(self.spec.columns.names)
@@ -261,7 +339,8 @@ class Run:
         spec, data = self.spec, record.data
         idx, convention = self._identify(record)
         groups = {f: self._text(data, f, record) for f in spec.group_fields}
-        cluster = self._text(data, spec.cluster_field, record) if spec.cluster_field else None
+        # Without a source field the task is the cluster: its rollouts are resampled together.
+        cluster = self._text(data, spec.cluster_field, record) if spec.cluster_field else idx
         gold = self._text(data, spec.gold_field, record) if spec.gold_field else None
         if gold is not None and spec.classes and gold not in spec.classes:
             raise TraceFileError(
@@ -282,9 +361,12 @@ class Run:
         self._pending.append((cluster, tuple(groups.values()), every, macro_group))
         if len(self._pending) >= self.PENDING:
             self.flush()
-        if self.items is not None:
-            self.items.add(idx, cluster, [float(views[c].correct) for c in CONVENTIONS] + list(own))
         view = views[convention]
+        if self.items is not None:
+            item_cluster = cluster if spec.cluster_field else None
+            row = [float(views[c].correct) for c in CONVENTIONS] + list(own)
+            self.items.add(idx, item_cluster, row, content_digest(data))
+        self.rollouts.add(idx, record, view)
         if spec.classes and gold is not None:
             self.pairs[(gold, view.pred)] += 1
         if record.errored:
@@ -470,26 +552,165 @@ class Run:
             key = str(data.get(self.spec.provenance_field))
         known = self.provenance.get(key or "")
         if known is None:
-            known = self.provenance[key or ""] = []
+            known = self.provenance[key or ""] = DistinctValues()
         prov = data.get("provenance")
         if not isinstance(prov, dict):  # none, or not an object: kept as such, once
             prov = {"provenance": prov}
-        if prov not in known:
-            known.append(prov)
+        known.add(prov)
         selection = data.get("selection") or {}
-        if selection not in self.selections:
-            self.selections.append(selection)
+        if selection is not self._last_selection and selection != self._last_selection:
+            self._last_selection = selection
+            self.selections.add(selection)
+            self.selection_bases.add({k: v for k, v in selection.items() if k not in SHARD_KEYS})
+            self.shards.add(selection.get("shard"))
         self.models[record.model or "unknown"] += 1
-        if record.sampling not in self.sampling:
-            self.sampling.append(record.sampling)
+        self.sampling.add(record.sampling)
+
+
+    def expect_rollouts(self, k: int | None) -> None:
+        """Rollouts per task, from a run directory's config.toml (None: it does not say)."""
+        if k is None:
+            return
+        if self.rollouts_per_task is not None and self.rollouts_per_task != k:
+            self.rollouts_conflict = True
+        self.rollouts_per_task = max(k, self.rollouts_per_task or 0)
+
+
+class RolloutLog:
+    """One compact row per rollout (task idx, trace id digest, right, reward, label read),
+    about 30 bytes each: what the report needs to tell the rollouts of a task from a
+    duplicated trace and to give per-item means, spread, pass@k and majority votes."""
+
+    def __init__(self) -> None:
+        self.idx = array("q")
+        self.rollout = array("q")
+        self.correct = array("b")
+        self.reward = array("d")
+        self.label = array("i")
+        self.labels: dict[str, int] = {}
+
+    def add(self, idx: int, record: TraceRecord, view: ItemView) -> None:
+        rollout_id = record.rollout_id
+        self.idx.append(idx)
+        self.rollout.append((hash(rollout_id) or 1) if rollout_id is not None else 0)
+        self.correct.append(1 if view.correct else 0)
+        rewards = record.rewards
+        try:
+            reward = float(sum(rewards.values())) if rewards else 0.0
+        except TypeError:  # a null reward
+            reward = float(sum(v for v in rewards.values() if v is not None))
+        self.reward.append(reward if math.isfinite(reward) else 0.0)
+        code = self.labels.get(view.pred)
+        if code is None:
+            code = self.labels[view.pred] = len(self.labels)
+        self.label.append(code)
+
+    def __len__(self) -> int:
+        return len(self.idx)
+
+
+RUN_FIELDS = frozenset({"provenance", "selection", "parser"})
+"""Task-data fields that say how a run was made, not what its task is."""
+
+
+def content_digest(data: Mapping[str, Any]) -> int:
+    """A digest of a task's content: its data without the run's stamps (`RUN_FIELDS`), as
+    canonical JSON. Two runs are paired task by task only where these agree (the same idx
+    may hold another item, e.g. another seed's choice of answer to show). Never 0."""
+    content = {k: v for k, v in data.items() if k not in RUN_FIELDS}
+    return int.from_bytes(hashlib.blake2b(_canonical(content), digest_size=8).digest(), "little", signed=True) or 1
 
 
 def read_run(path: str | Path, spec: ReportSpec, keep_items: bool = False) -> Run:
     run = Run(spec, str(path), keep_items=keep_items)
+    run.expect_rollouts(configured_rollouts(resolve_trace_file(path)))
     for record in iter_traces(path):
         run.add(record)
     run.flush()
     return run
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased estimator of pass@k from n samples of which c are right (Chen et al.
+    2021): 1 - C(n - c, k) / C(n, k)."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def rollout_summary(run: Run) -> dict[str, Any]:
+    """The rollouts of each task taken together: duplicates (the same trace twice), rollouts
+    per task against those expected, per-item mean and spread of reward, pass@k and
+    majority-vote accuracy, and the per-item table when a task has more than one rollout."""
+    log = run.rollouts
+    n = len(log)
+    idx = np.frombuffer(log.idx, dtype=np.int64).copy() if n else np.zeros(0, dtype=np.int64)
+    rid = np.frombuffer(log.rollout, dtype=np.int64).copy() if n else np.zeros(0, dtype=np.int64)
+    order = np.lexsort((rid, idx))
+    repeat = np.zeros(n, dtype=bool)
+    repeat[1:] = (idx[order][1:] == idx[order][:-1]) & (rid[order][1:] == rid[order][:-1])
+    keep = np.sort(order[~repeat])
+    items, inverse, counts = np.unique(idx[keep], return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    correct = np.frombuffer(log.correct, dtype=np.int8).copy()[keep].astype(float) if n else np.zeros(0)
+    reward = np.frombuffer(log.reward, dtype=np.float64).copy()[keep] if n else np.zeros(0)
+    label = np.frombuffer(log.label, dtype=np.int32).copy()[keep] if n else np.zeros(0, dtype=np.int32)
+    configured = run.rollouts_per_task
+    k = configured if configured is not None else int(counts.max(initial=0)) or None
+    right = np.bincount(inverse, weights=correct, minlength=len(items))
+    total = np.bincount(inverse, weights=reward, minlength=len(items))
+    mean = total / np.maximum(counts, 1)
+    spread = np.bincount(inverse, weights=(reward - mean[inverse]) ** 2, minlength=len(items))
+    sd = np.sqrt(spread / np.maximum(counts - 1, 1))
+    out: dict[str, Any] = {
+        "per_task": k,
+        "source": ("config.toml" if configured is not None else "traces") if k is not None else None,
+        "n_duplicates": int(repeat.sum()),
+        "n_short_tasks": int((counts < k).sum()) if k else 0,
+        "n_missing_rollouts": int(np.maximum(k - counts, 0).sum()) if k else 0,
+        "n_extra_rollouts": int(np.maximum(counts - k, 0).sum()) if k else 0,
+        "mixed": run.rollouts_conflict,
+        "mean_reward": float(mean.mean()) if len(items) else 0.0,
+        "mean_reward_sd": float(sd.mean()) if len(items) else 0.0,
+    }
+    ks = sorted({1, *(2**j for j in range(1, 20) if 2**j < (k or 1)), k or 1})
+    pairs = Counter(zip(counts.tolist(), right.astype(np.int64).tolist(), strict=True))
+    pass_at: dict[str, float] = {}
+    for kk in ks:
+        usable = [(nc, w) for nc, w in pairs.items() if nc[0] >= kk]
+        weight = sum(w for _, w in usable)
+        if weight:
+            pass_at[str(kk)] = sum(pass_at_k(nn, cc, kk) * w for (nn, cc), w in usable) / weight
+    out["pass_at_k"] = pass_at
+    out["majority_accuracy"] = _majority_accuracy(inverse, label, correct, len(items))
+    if len(items) and (int(counts.max()) > 1 or (k or 1) > 1):
+        out["per_item"] = {
+            "idx": items.tolist(),
+            "rollouts": counts.tolist(),
+            "mean_correct": (right / np.maximum(counts, 1)).tolist(),
+            "mean_reward": mean.tolist(),
+            "sd_reward": sd.tolist(),
+        }
+    return out
+
+
+def _majority_accuracy(item: np.ndarray, label: np.ndarray, correct: np.ndarray, n_items: int) -> float:
+    """Share of items whose most frequent reading (a label, INVALID or ERROR) over their
+    rollouts is right; a tie between readings has no majority and counts as wrong."""
+    if not n_items:
+        return 0.0
+    n_labels = int(label.max(initial=0)) + 1
+    cell = item.astype(np.int64) * n_labels + label
+    cells, where, votes = np.unique(cell, return_index=True, return_counts=True)
+    owner = cells // n_labels
+    best = np.zeros(n_items, dtype=np.int64)
+    np.maximum.at(best, owner, votes)
+    top = votes == best[owner]
+    n_top = np.bincount(owner[top], minlength=n_items)
+    right = np.zeros(n_items)
+    winners = top & (n_top[owner] == 1)
+    right[owner[winners]] = correct[where[winners]]
+    return float(right.mean())
 
 
 # ------------------------------------------------------------------------------ figures
@@ -530,43 +751,69 @@ SHARD_KEYS = ("shard", "n_shard")
 """Selection keys that differ between the shards of one run."""
 
 
-def completeness(run: Run) -> dict[str, Any]:
-    """How whole the run is: expected tasks (from the traces' selection), duplicates, gaps
-    and mixed provenance. A run split into shards (`--taskset.shard i/k`) is whole shard by
-    shard, and merged (`medhal report --merge`) when all k shards are there."""
-    bases = []
-    for selection in run.selections:
-        base = {k: v for k, v in selection.items() if k not in SHARD_KEYS}
-        if base not in bases:
-            bases.append(base)
-    shards = sorted({s.get("shard") for s in run.selections}, key=str)
-    mixed = len(bases) > 1 or any(len(v) > 1 for v in run.provenance.values())
+def completeness(run: Run, rollouts: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """How whole the run is: the tasks expected (from the traces' selection) against the
+    task ids present, compared as sets (ids missing, ids outside the selection), rollouts per
+    task against those expected, duplicated traces and mixed provenance. A run split into
+    shards (`--taskset.shard i/k`) is whole shard by shard, and merged (`medhal report
+    --merge`) when all k shards are there."""
+    rollouts = rollouts if rollouts is not None else rollout_summary(run)
+    n_bases = len(run.selection_bases)
+    base = run.selection_bases.values[0] if n_bases == 1 else {}
+    shards = sorted(run.shards, key=str)
+    mixed = n_bases > 1 or any(len(v) > 1 for v in run.provenance.values()) or bool(rollouts["mixed"])
     n_expected: int | None = None
-    expected_ids: Iterable[int] | None = None
-    if len(bases) == 1 and isinstance(bases[0].get("n_expected"), int):
-        total = bases[0]["n_expected"]
+    total = base.get("n_expected")
+    start, step = 0, 1
+    if n_bases == 1 and isinstance(total, int):
         shard = parse_shard(shards[0]) if len(shards) == 1 and not run.merged else None
         if shard is not None:
-            i, k = shard
-            n_expected = int(run.selections[0].get("n_shard", 0))
-            expected_ids = range(i, total, k)
+            start, step = shard
+            n_expected = int(run.selections.values[0].get("n_shard", 0))
         else:
             n_expected = total
-            expected_ids = range(total)
-    contiguous = bool(bases) and all(b.get("contiguous", False) for b in bases)
-    n_missing = max(0, n_expected - run.seen.n_distinct) if n_expected is not None else None
+    ids = run.seen.ids()
+    n_missing: int | None = None
+    n_outside: int | None = None
+    missing_idx: list[int] = []
+    outside_idx: list[int] = []
+    ids_match: bool | None = None
+    if n_expected is not None and isinstance(total, int):
+        if base.get("contiguous", False):
+            inside = (ids >= start) & (ids < total) & ((ids - start) % step == 0)
+            outside = ids[~inside]
+            n_outside, outside_idx = len(outside), outside[:20].tolist()
+            n_missing = n_expected - int(inside.sum())
+            missing_idx = run.seen.missing(range(start, total, step)) if n_missing else []
+            ids_match = not n_missing and not n_outside
+        else:
+            # A shuffled selection: only its size and the hash of its ids are recorded.
+            if step == 1 and isinstance(base.get("idx_sha256"), str):
+                listed = ",".join(map(str, ids.tolist()))
+                ids_match = hashlib.sha256(listed.encode()).hexdigest() == base["idx_sha256"]
+            n_missing = max(0, n_expected - len(ids))
+            n_outside = max(0, len(ids) - n_expected) or (None if ids_match is not True else 0)
+    n_duplicates = int(rollouts["n_duplicates"])
     return {
         "n_expected": n_expected,
-        "n_distinct": run.seen.n_distinct,
-        "n_duplicates": run.seen.n_duplicates,
+        "n_distinct": len(ids),
+        "n_duplicates": n_duplicates,
         "n_missing": n_missing,
-        "missing_idx": run.seen.missing(expected_ids)
-        if n_missing and contiguous and expected_ids is not None
-        else [],
+        "missing_idx": missing_idx,
+        "n_outside": n_outside,
+        "outside_idx": outside_idx,
+        "ids_match_selection": ids_match,
         "shards": [s for s in shards if s is not None],
         "mixed_provenance": mixed,
         "complete": bool(
-            n_expected is not None and not n_missing and not run.seen.n_duplicates and not mixed
+            n_expected is not None
+            and not n_missing
+            and not n_outside
+            and ids_match is not False
+            and not n_duplicates
+            and not rollouts["n_short_tasks"]
+            and not rollouts["n_extra_rollouts"]
+            and not mixed
         ),
     }
 
@@ -588,7 +835,9 @@ def build_report(run: Run) -> dict[str, Any]:
         }
         for fld, values in run.groups.items()
     }
-    whole = completeness(run)
+    rollouts = rollout_summary(run)
+    per_item = rollouts.pop("per_item", None)
+    whole = completeness(run, rollouts)
     report: dict[str, Any] = {
         "benchmark": spec.benchmark,
         "title": spec.title,
@@ -612,10 +861,13 @@ def build_report(run: Run) -> dict[str, Any]:
             and run.n == spec.full_size
             and overall["n_errors"] == 0
         ),
+        "rollouts": rollouts,
         "overall": overall,
         "conventions": conventions,
         "groups": groups,
     }
+    if per_item is not None:
+        report["per_item"] = per_item
     _add_details(report, run)
     return report
 
@@ -666,11 +918,16 @@ def _add_details(report: dict[str, Any], run: Run) -> None:
         report["classes"] = m.per_class_prf_from_pairs(run.pairs, spec.classes)
         report["confusion"] = m.confusion_from_pairs(run.pairs, spec.classes, columns)
     report["unreadable"] = [
-        {"shape": shape, "count": count, "idx": idx} for shape, count, idx in run.unreadable.top(10)
+        {"shape": shape, "count": count, "idx": idx, "exact": exact}
+        for shape, count, idx, exact in run.unreadable.top(10)
     ]
     report["n_unreadable"] = run.unreadable.total
-    report["errors"] = {message: count for message, count, _ in run.errors.top(50)}
+    errors = run.errors.top(50)
+    report["errors"] = {message: count for message, count, _, _ in errors}
+    report["errors_at_least"] = [message for message, _, _, exact in errors if not exact]
+    """Messages whose count is a lower bound (more distinct messages than the table holds)."""
     report["provenance"] = provenance_summary(run)
+    report["provenance_distinct"] = provenance_counts(run)
     report["demo_prompts"] = '"written_by"' in json.dumps(report["provenance"]["data"])
     report["complete_groups"] = complete_groups(report, spec)
     report["published"] = published_comparison(report, spec)
@@ -773,8 +1030,11 @@ def _group_order(spec: ReportSpec, fld: str, value: str) -> tuple[int, str]:
 
 
 def provenance_summary(run: Run) -> dict[str, Any]:
-    def one_or_all(values: list[Any]) -> Any:
-        return values[0] if len(values) == 1 else values
+    """The run's provenance, selection, models and sampling: each value once when the traces
+    share it, else the first distinct ones (`provenance_counts` says how many there are)."""
+
+    def one_or_all(values: DistinctValues) -> Any:
+        return values.values[0] if len(values) == 1 else values.values
 
     data = {key: one_or_all(values) for key, values in run.provenance.items()}
     return {
@@ -782,6 +1042,16 @@ def provenance_summary(run: Run) -> dict[str, Any]:
         "selection": one_or_all(run.selections),
         "models": dict(run.models),
         "sampling": one_or_all(run.sampling),
+    }
+
+
+def provenance_counts(run: Run) -> dict[str, Any]:
+    """How many distinct provenance blocks (per provenance field value), selections and
+    sampling settings the traces carry: 1 each for a run that is one run."""
+    return {
+        "data": {key: len(values) for key, values in run.provenance.items()},
+        "selection": len(run.selections),
+        "sampling": len(run.sampling),
     }
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from medhal.kit.files import atomic_write_bytes, atomic_write_text
 from medhal.reports.markdown import to_markdown
 from medhal.reports.registry import report_spec
-from medhal.reports.traces import TraceFileError, iter_traces, resolve_trace_file
+from medhal.reports.traces import TraceFileError, configured_rollouts, iter_traces, resolve_trace_file
 
 if TYPE_CHECKING:
     from medhal.reports.report import Run
@@ -66,15 +66,27 @@ def error_rate_problems(reports: Sequence[Mapping[str, Any]], max_error_rate: fl
 
 
 def completeness_problems(reports: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line per run that is not whole: missing or duplicated tasks, mixed provenance."""
+    """One line per run that is not whole: missing tasks, task ids outside the selection,
+    duplicated traces, tasks short of (or over) their rollouts, mixed provenance."""
     problems = []
     for r in reports:
         parts = []
+        if r.get("n_expected") is None:
+            parts.append("the traces do not record how many tasks the run selected")
         if r.get("n_missing"):
             parts.append(f"{r['n_missing']} of {r['n_expected']} tasks missing")
+        if r.get("n_outside"):
+            parts.append(f"{r['n_outside']} task ids outside the selection")
+        elif r.get("ids_match_selection") is False:
+            parts.append("task ids differ from the selection")
         if r.get("n_duplicates"):
-            parts.append(f"{r['n_duplicates']} duplicated traces")
-        if r.get("mixed_provenance"):
+            parts.append(f"{r['n_duplicates']} duplicated trace{'s' if r['n_duplicates'] != 1 else ''}")
+        rollouts = r.get("rollouts") or {}
+        if rollouts.get("n_short_tasks"):
+            parts.append(f"{rollouts['n_short_tasks']} tasks short of {rollouts['per_task']} rollouts")
+        if rollouts.get("n_extra_rollouts"):
+            parts.append(f"{rollouts['n_extra_rollouts']} rollouts over {rollouts['per_task']} per task")
+        if r.get("mixed_provenance") or rollouts.get("mixed"):
             parts.append("mixed provenance")
         if parts:
             problems.append(
@@ -110,6 +122,7 @@ def report_runs(
         spec = report_spec(env_id or _benchmark_of(files[0]))
         run = Run(spec, " + ".join(map(str, files)), merged=True)
         for file in files:
+            run.expect_rollouts(configured_rollouts(file))
             for record in iter_traces(file):
                 run.add(record)
         groups = [(run, output or Path("outputs") / "merged")]

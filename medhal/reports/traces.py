@@ -63,6 +63,10 @@ class TraceRecord:
     model: str | None = None
     sampling: dict[str, Any] = field(default_factory=dict)
     verifiers_version: str | None = None
+    rollout_id: str | None = None
+    """The trace's own id (verifiers gives each rollout a uuid; it writes no rollout number):
+    with the task idx, what tells one rollout of a task from another, and a duplicated line
+    from a second rollout. None for a row that has none (v0 results)."""
 
     @property
     def errored(self) -> bool:
@@ -331,6 +335,7 @@ def _from_v1(row: dict[str, Any], where: str, path: str, line: int, escapes: boo
         verifiers_version=_text_or_none(
             _field(row, "verifiers", where), "version", where, "verifiers.version"
         ),
+        rollout_id=_text_or_none(row, "id", where, "id"),
     )
 
 
@@ -427,6 +432,34 @@ def _record(row: Any, where: str, path: str, line: int, escapes: bool) -> TraceR
         f"{where}: neither a verifiers trace (needs 'task' and 'nodes') nor a results row "
         "(needs 'prompt' and 'completion')"
     )
+
+
+RUN_CONFIG = "config.toml"
+"""What `eval` writes beside `traces.jsonl`: the run's settings, `num_rollouts` among them."""
+
+
+def configured_rollouts(trace_file: Path) -> int | None:
+    """`num_rollouts` from the `config.toml` that `eval` wrote beside `trace_file` (rollouts
+    per task), or None when there is no such file or it does not say. Read as data (TOML,
+    one integer), never run; a file that is not TOML or holds another value is an error
+    naming it."""
+    import tomllib
+
+    path = trace_file.parent / RUN_CONFIG
+    if not path.is_file():
+        return None
+    try:
+        config = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise TraceFileError(f"{path}: not valid TOML ({str(e).splitlines()[0][:200]})") from None
+    except OSError as e:
+        raise TraceFileError(f"{path}: cannot be read ({e.strerror})") from None
+    if "num_rollouts" not in config:
+        return None
+    value = config["num_rollouts"]
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_000_000:
+        raise TraceFileError(f"{path}: field 'num_rollouts' is not a positive integer (got {value!r:.40})")
+    return value
 
 
 def iter_traces(path: str | Path) -> Iterator[TraceRecord]:

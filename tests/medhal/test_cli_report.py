@@ -162,6 +162,7 @@ def test_comparing_two_runs_of_the_same_tasks_is_paired(scored, tmp_path):
         "right_only_in_first": 2,
         "right_only_in_this": 0,
         "p_value": pytest.approx(0.5),
+        "test": "mcnemar",
     }
     assert row["difference"]["accuracy"] == pytest.approx(-1 / 3)
     low, high = row["difference_ci"]["accuracy"]

@@ -246,7 +246,7 @@ def test_unreadable_replies_are_listed_by_shape(tmp_path):
     ]
     report = report_of(tmp_path, rows)
     assert report["n_unreadable"] == 4
-    assert report["unreadable"][0] == {"shape": "I cannot tell", "count": 3, "idx": 0}
+    assert report["unreadable"][0] == {"shape": "I cannot tell", "count": 3, "idx": 0, "exact": True}
     assert (
         report["unreadable"][1]["shape"] == "x" * 117 + "..." and len(report["unreadable"][1]["shape"]) == 120
     )
@@ -332,15 +332,17 @@ def test_errors_are_grouped_with_their_numbers_masked():
 
 def test_top_counts_evicts_the_rarest_and_the_newcomer_inherits_its_count():
     # Capacity 2. a, a, b: counts a 2, b 1. c arrives full: b (the rarest, 1) is dropped and
-    # c gets 1 + 1 = 2 (an upper bound: c may have been among b's). Then c again: 3.
+    # c gets 1 + 1 = 2 (an upper bound: c may have been among b's). Then c again: 3, of which
+    # c's own sightings, 2, are what `top` shows, as a lower bound.
     top = TopCounts(capacity=2)
     for key, example in (("a", 10), ("a", 11), ("b", 12), ("c", 13), ("c", 14)):
         top.add(key, example)
     assert top.total == 5
     assert top.counts == {"a": 2, "c": 3}
-    # Ranked by count, then key; each key keeps the example it was first seen with.
-    assert top.top(5) == [("c", 3, 13), ("a", 2, 10)]
-    assert top.top(1) == [("c", 3, 13)]
+    # Ranked by the count shown (own sightings), exact ones first on a tie, then key; each
+    # key keeps the example it was first seen with.
+    assert top.top(5) == [("a", 2, 10, True), ("c", 2, 13, False)]
+    assert top.top(1) == [("a", 2, 10, True)]
 
 
 def test_seen_ids_counts_duplicates_and_lists_gaps():
@@ -427,7 +429,10 @@ def test_top_counts_breaks_ties_by_key_and_seen_ids_lists_twenty_gaps_by_default
     top = TopCounts()
     top.add("b", 1)
     top.add("a", 2)
-    assert top.top(2) == [("a", 1, 2), ("b", 1, 1)]  # equal counts: alphabetical, not arrival order
+    assert top.top(2) == [
+        ("a", 1, 2, True),
+        ("b", 1, 1, True),
+    ]  # equal counts: alphabetical, not arrival order
     assert SeenIds().missing(range(30)) == list(range(20))
 
 
@@ -645,6 +650,12 @@ def test_the_report_names_its_spec_and_keeps_every_documented_key(tmp_path):
         "notes",
         "shards",
         "complete_groups",
+        "n_outside",
+        "outside_idx",
+        "ids_match_selection",
+        "rollouts",
+        "errors_at_least",
+        "provenance_distinct",
     }
     assert documented <= set(report)
 
@@ -841,7 +852,12 @@ def test_runs_read_with_their_items_are_compared_item_by_item(tmp_path):
         runs.append(read_run(path, SPEC, keep_items=True))
     second = compare_runs(runs, [build_report(run) for run in runs])["runs"][1]
     assert second["paired"] is True
-    assert second["mcnemar"] == {"right_only_in_first": 4, "right_only_in_this": 0, "p_value": 0.125}
+    assert second["mcnemar"] == {
+        "right_only_in_first": 4,
+        "right_only_in_this": 0,
+        "p_value": 0.125,
+        "test": "mcnemar",
+    }
     assert second["difference"]["accuracy"] == pytest.approx(-0.8)
     assert second["difference_ci"]["accuracy"][0] == -1.0
 
@@ -1133,12 +1149,14 @@ def _whole_report(tmp_path: Path, rows: list[dict], spec: ReportSpec = WHOLE_SPE
 def test_unreadable_shapes_are_counted_in_a_thousand_slots_by_default():
     # 1,000 distinct shapes fill the default capacity, each counted once. The 1,001st evicts
     # the rarest (all tie at 1: the first, "s0000") and inherits its count: 1 + 1 = 2, an
-    # upper bound, and it now ranks first. With room for 1,001 it would be counted 1.
+    # upper bound; `top` shows its own sighting, 1, as a lower bound, after the exact 1s.
     top = TopCounts()
     for i in range(1001):
         top.add(f"s{i:04d}", i)
     assert len(top.counts) == 1000 and "s0000" not in top.counts
-    assert top.top(2) == [("s1000", 2, 1000), ("s0001", 1, 1)]
+    assert top.counts["s1000"] == 2
+    assert top.top(2) == [("s0001", 1, 1, True), ("s0002", 1, 2, True)]
+    assert top.top(1000)[-1] == ("s1000", 1, 1000, False)
 
 
 def test_a_run_read_from_a_file_names_it_and_keeps_items_only_when_asked(tmp_path):

@@ -271,8 +271,8 @@ def test_hand_run_unreadable_replies(hand_run):
     _, report, _ = hand_run
     # medhal cannot read idx 8, 11, 12 (one shape once blanks collapse) and 13
     assert report["unreadable"] == [
-        {"shape": GARBAGE, "count": 3, "idx": 8},
-        {"shape": "<think>checking the numbers", "count": 1, "idx": 13},
+        {"shape": GARBAGE, "count": 3, "idx": 8, "exact": True},
+        {"shape": "<think>checking the numbers", "count": 1, "idx": 13, "exact": True},
     ]
     assert report["n_unreadable"] == 4
 
@@ -642,6 +642,8 @@ def test_eval_end_to_end_with_scripted_replies(assets_dir, endpoint, tmp_path):
     )
     assert report["groups"]["difficulty"]["medium"]["not_sure_rate"] == 1.0
     assert report["groups"]["difficulty"]["hard"]["f1_paper"] == 1.0
-    assert report["unreadable"] == [{"shape": "<think>checking the percentages", "count": 1, "idx": 4}]
+    assert report["unreadable"] == [
+        {"shape": "<think>checking the percentages", "count": 1, "idx": 4, "exact": True}
+    ]
     assert report["provenance"]["data"]["prompt"]["asset"]["sha256"] == PINNED_SHA256
     assert {"confusion.png", "by_difficulty.png", "by_category.png"} <= set(report["plots"])

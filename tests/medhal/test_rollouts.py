@@ -1,0 +1,260 @@
+"""Several rollouts per task (`eval -r k`, issue 21 item 2): the rollouts of one task are
+one item with k samples, not duplicates. verifiers 0.2.1 writes no rollout number: each
+trace has its own `id` (a uuid4 hex, `verifiers/v1/trace.py`), and `config.toml` records
+`num_rollouts`. So a rollout is known by (task idx, trace id), and the same trace twice
+(the same id) is a duplicate. The report gives per-item means and spread, pass@k and
+majority-vote accuracy; its intervals resample tasks; completeness expects n_tasks x k."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from medhal.reports.report import build_report, read_run
+from medhal.reports.traces import TraceFileError
+from tests.medhal.test_report import SPEC, TOY, trace
+
+SELECTION = {"n_expected": 4, "contiguous": True, "num_tasks": None, "shuffle": False, "idx_sha256": "x"}
+
+
+def rollout(
+    idx: int, number: int, right: bool, *, reading: str | None = None, reward: float | None = None
+) -> dict:
+    """A trace of task idx (gold "yes") as eval writes it, with its own trace id."""
+    label = reading if reading is not None else ("yes" if right else "no")
+    metrics = {}
+    for convention in ("medhal", "authors", "strict"):
+        metrics[f"correct_{convention}"] = float(right)
+        metrics[f"parsed_{convention}"] = 1.0
+    return {
+        "id": f"{idx:04x}{number:028x}",
+        "task": {
+            "type": "ToyTask",
+            "data": {
+                "idx": idx,
+                "benchmark": "toy",
+                "gold": "yes",
+                "parser": "medhal",
+                "selection": SELECTION,
+                "provenance": {"dataset": "toy"},
+            },
+        },
+        "nodes": [{"message": {"role": "assistant", "content": label}, "sampled": True}],
+        "metrics": metrics,
+        "rewards": {"points": float(right) if reward is None else reward},
+        "info": {"readings": {"medhal": label, "authors": label, "strict": label}},
+        "errors": [],
+        "agent": {"model": "m", "sampling": {"temperature": 1.0}},
+    }
+
+
+def write_run(path: Path, rows: list[dict], num_rollouts: int | None = None) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if num_rollouts is not None:
+        (path / "config.toml").write_text(f'model = "m"\nnum_rollouts = {num_rollouts}\n')
+    return path / "traces.jsonl"
+
+
+# Four tasks, three rollouts each (right = 1):
+#   task 0: 1 1 1   task 1: 1 0 0   task 2: 0 0 0   task 3: 1 1 0
+RIGHT = {0: [1, 1, 1], 1: [1, 0, 0], 2: [0, 0, 0], 3: [1, 1, 0]}
+
+
+def three_each() -> list[dict]:
+    # Interleaved as eval writes them (rollouts finish in any order).
+    return [rollout(i, r, bool(RIGHT[i][r])) for r in range(3) for i in range(4)]
+
+
+def test_rollouts_of_one_task_are_one_item_with_k_samples(tmp_path):
+    report = build_report(read_run(write_run(tmp_path / "run", three_each(), 3), SPEC))
+    assert (report["n"], report["n_distinct"], report["n_duplicates"]) == (12, 4, 0)
+    assert report["complete"], report
+    rollouts = report["rollouts"]
+    assert (rollouts["per_task"], rollouts["source"]) == (3, "config.toml")
+    # Per-item mean correct: 1, 1/3, 0, 2/3; their mean 1/2 (= the accuracy over rollouts).
+    assert report["micro_accuracy"] == pytest.approx(0.5)
+    assert rollouts["mean_reward"] == pytest.approx(0.5)
+    # Spread over rollouts (sample sd, n - 1): tasks 0 and 2: 0; tasks 1 and 3: sqrt(1/3).
+    assert rollouts["mean_reward_sd"] == pytest.approx((0 + math.sqrt(1 / 3) + 0 + math.sqrt(1 / 3)) / 4)
+    # pass@k, Chen et al. 2021: 1 - C(n-c, k) / C(n, k) per task, averaged.
+    # pass@1 = mean of c/n = 1/2. pass@2: task 0: 1; task 1 (c=1): 1 - C(2,2)/C(3,2) = 2/3;
+    # task 2: 0; task 3 (c=2): 1 - 0 = 1 -> (1 + 2/3 + 0 + 1) / 4 = 2/3. pass@3: 3/4.
+    assert rollouts["pass_at_k"] == pytest.approx({"1": 0.5, "2": 2 / 3, "3": 0.75})
+    # Majority vote: tasks 0 and 3 right, 1 and 2 wrong.
+    assert rollouts["majority_accuracy"] == pytest.approx(0.5)
+    items = report["per_item"]
+    assert items["idx"] == [0, 1, 2, 3] and items["rollouts"] == [3, 3, 3, 3]
+    assert items["mean_correct"] == pytest.approx([1, 1 / 3, 0, 2 / 3])
+    assert items["mean_reward"] == pytest.approx([1, 1 / 3, 0, 2 / 3])
+    assert items["sd_reward"] == pytest.approx([0, math.sqrt(1 / 3), 0, math.sqrt(1 / 3)])
+
+
+def test_the_report_says_pass_at_k_and_the_spread_in_words(tmp_path):
+    from medhal.reports.markdown import to_markdown
+
+    report = build_report(read_run(write_run(tmp_path / "run", three_each(), 3), SPEC))
+    text = to_markdown(report, ("accuracy",))
+    assert "Complete: 4 of 4 tasks x 3 rollouts" in text
+    assert "pass@3" in text and "majority vote" in text
+
+
+def test_intervals_resample_tasks_not_rollouts(tmp_path):
+    # Each task's three rollouts agree: the run holds as much evidence as one rollout per
+    # task, and a cluster bootstrap over tasks gives it the same interval. Resampling the
+    # 12 rollouts as if independent would give a narrower one.
+    rows = [rollout(i, r, bool(RIGHT[i][0])) for r in range(3) for i in range(4)]
+    triple = build_report(read_run(write_run(tmp_path / "k3", rows, 3), SPEC))
+    single = build_report(read_run(write_run(tmp_path / "k1", rows[:4], 1), SPEC))
+    assert triple["micro_accuracy"] == single["micro_accuracy"] == 0.75
+    assert triple["micro_accuracy_ci"] == single["micro_accuracy_ci"]
+
+
+def test_intervals_resample_source_clusters_with_their_rollouts(tmp_path):
+    # With a cluster field the rollouts stay in their task's source cluster.
+    rows = []
+    for r in range(3):
+        for i, (src, right) in enumerate((("q1", 1), ("q1", 1), ("q2", 0), ("q3", 1), ("q4", 0))):
+            row = trace(
+                i,
+                "a",
+                "yes",
+                dict.fromkeys(("medhal", "authors", "strict"), "yes" if right else "no"),
+                dict.fromkeys(("medhal", "authors", "strict"), right),
+                src=src,
+            )
+            row["id"] = f"{i}-{r}"
+            rows.append(row)
+    triple = build_report(read_run(write_run(tmp_path / "k3", rows, 3), TOY))
+    single = build_report(read_run(write_run(tmp_path / "k1", rows[:5], 1), TOY))
+    assert triple["micro_accuracy_ci"] == single["micro_accuracy_ci"]
+
+
+def test_the_same_trace_twice_is_still_a_duplicate(tmp_path):
+    rows = three_each()
+    report = build_report(read_run(write_run(tmp_path / "run", [*rows, rows[5]], 3), SPEC))
+    assert (report["n_duplicates"], report["complete"]) == (1, False)
+    from medhal.reports.markdown import completeness_problems
+
+    assert any("same trace" in p for p in completeness_problems(report))
+
+
+def test_traces_without_an_id_are_told_apart_by_nothing(tmp_path):
+    # A results row or a hand-made trace without an id: two of one task cannot be told from
+    # a duplicated line, so they count as one (as before).
+    rows = [rollout(i, 0, True) for i in range(4)]
+    for row in rows:
+        del row["id"]
+    report = build_report(read_run(write_run(tmp_path / "run", rows + rows[:1], None), SPEC))
+    assert (report["n_duplicates"], report["complete"]) == (1, False)
+
+
+def test_a_task_short_of_its_rollouts_makes_the_run_incomplete(tmp_path):
+    rows = [r for r in three_each() if not (r["task"]["data"]["idx"] == 2 and r["id"].endswith("2"))]
+    report = build_report(read_run(write_run(tmp_path / "run", rows, 3), SPEC))
+    assert not report["complete"]
+    assert (report["rollouts"]["n_short_tasks"], report["rollouts"]["n_missing_rollouts"]) == (1, 1)
+
+
+def test_without_config_toml_k_is_read_from_the_traces(tmp_path):
+    report = build_report(read_run(write_run(tmp_path / "run", three_each()), SPEC))
+    assert (report["rollouts"]["per_task"], report["rollouts"]["source"], report["complete"]) == (
+        3,
+        "traces",
+        True,
+    )
+    short = [r for r in three_each() if r["id"] != rollout(1, 2, False)["id"]]
+    assert not build_report(read_run(write_run(tmp_path / "short", short), SPEC))["complete"]
+
+
+def test_more_rollouts_than_configured_make_the_run_incomplete(tmp_path):
+    report = build_report(read_run(write_run(tmp_path / "run", three_each(), 2), SPEC))
+    assert not report["complete"] and report["rollouts"]["n_extra_rollouts"] == 4
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("num_rollouts = [", "not valid TOML"),
+        ("num_rollouts = 0", "'num_rollouts' is not a positive integer"),
+        ('num_rollouts = "3"', "'num_rollouts' is not a positive integer"),
+    ],
+)
+def test_a_bad_config_toml_is_one_line_naming_it(tmp_path, text, problem):
+    path = write_run(tmp_path / "run", three_each())
+    (tmp_path / "run" / "config.toml").write_text(text)
+    with pytest.raises(TraceFileError, match=f"config.toml: .*{problem}"):
+        read_run(path, SPEC)
+
+
+def test_one_rollout_per_task_reports_no_rollout_block(tmp_path):
+    report = build_report(
+        read_run(write_run(tmp_path / "run", [rollout(i, 0, True) for i in range(4)], 1), SPEC)
+    )
+    assert report["complete"] and report["rollouts"]["per_task"] == 1
+    assert "per_item" not in report
+
+
+def test_runs_with_several_rollouts_are_compared_on_per_item_means(tmp_path):
+    from medhal.reports.compare import compare_runs
+
+    # Run A: three rollouts per task (per-item means 1, 1/3, 0, 2/3). Run B: one rollout,
+    # right on tasks 0 and 1 only (1, 1, 0, 0). Paired on the tasks: difference of means
+    # (1 + 1 + 0 + 0) / 4 - 1/2 = 0; a sign test on the per-item means: B better on task 1,
+    # A better on task 3, p = 1.
+    a = read_run(write_run(tmp_path / "a", three_each(), 3), SPEC, keep_items=True)
+    b_rows = [rollout(i, 0, i < 2) for i in range(4)]
+    b = read_run(write_run(tmp_path / "b", b_rows, 1), SPEC, keep_items=True)
+    second = compare_runs([a, b], [build_report(a), build_report(b)])["runs"][1]
+    assert second["paired"] is True
+    assert second["difference"]["accuracy"] == pytest.approx(0.0)
+    assert second["mcnemar"] == {
+        "right_only_in_first": 1,
+        "right_only_in_this": 1,
+        "p_value": 1.0,
+        "test": "sign",
+    }
+
+
+def test_eval_with_three_rollouts_then_report_exits_0_with_pass_at_k(tmp_path):
+    from tests.conftest import run_eval
+    from tests.medfact_bench.fixtures import DEMO_ROWS
+    from tests.running import medhal_main
+    from tests.scripted_endpoint import ScriptedEndpoint
+
+    replies = iter(["<score>2</score>", "<score>-2</score>", "no score"] * 100)
+
+    def script(body: dict, number: int) -> str:
+        return next(replies)
+
+    with ScriptedEndpoint(script) as endpoint:
+        rows = run_eval(
+            "medfact-bench",
+            endpoint.base_url,
+            tmp_path / "run",
+            "--taskset.dataset-path",
+            str(DEMO_ROWS),
+            "-r",
+            "3",
+        )
+    assert len(rows) == 18 and len({r["id"] for r in rows}) == 18
+    proc = medhal_main("report", str(tmp_path / "run"), "--no-plots", "--max-error-rate", "0")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert (report["n"], report["n_distinct"], report["complete"]) == (18, 6, True)
+    assert report["rollouts"]["per_task"] == 3 and report["rollouts"]["source"] == "config.toml"
+    assert set(report["rollouts"]["pass_at_k"]) == {"1", "2", "3"}
+    assert report["per_item"]["rollouts"] == [3] * 6
+    # A duplicated line of the same run is still refused.
+    traces = tmp_path / "run" / "traces.jsonl"
+    traces.write_text(traces.read_text() + traces.read_text().splitlines()[0] + "\n")
+    proc = medhal_main("report", str(tmp_path / "run"), "--no-plots")
+    assert proc.returncode == 1 and "1 duplicated trace" in proc.stderr
+    # A config.toml that is not TOML: one line naming it, exit 2.
+    (tmp_path / "run" / "config.toml").write_text("num_rollouts = [")
+    proc = medhal_main("report", str(tmp_path / "run"), "--no-plots")
+    assert proc.returncode == 2 and "config.toml: not valid TOML" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
