@@ -15,6 +15,7 @@ from pathlib import Path
 from medhal.commands.report import add_max_error_rate, gate
 from medhal.commands.serve import EndpointFailed, add_backend_args, model_endpoint
 from medhal.kit.options import parse_taskset_options
+from medhal.kit.untrusted import one_line
 
 
 def default_configs_dir() -> Path:
@@ -117,7 +118,7 @@ def cmd_reproduce(ns: argparse.Namespace) -> int:
         parse_taskset_options(env_args)  # checked here; passed to every eval unchanged
         settings = _settings(ns)
     except (ValueError, OSError) as e:
-        print(f"medhal {command}: error: {e}", file=sys.stderr)
+        print(f"medhal {command}: error: {one_line(e)}", file=sys.stderr)
         return 2
     if not ns.base_url and ns.backend is None:
         print(

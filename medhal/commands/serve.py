@@ -17,6 +17,8 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from medhal.kit.untrusted import one_line
+
 if TYPE_CHECKING:
     from medhal.serving.local_model import LocalModel
     from medhal.serving.vllm_server import VllmServer
@@ -37,7 +39,7 @@ class EndpointFailed(Exception):
 
 
 def _fail(command: str, message: str, code: int = 2) -> EndpointFailed:
-    print(f"medhal {command}: error: {message}", file=sys.stderr)
+    print(f"medhal {command}: error: {one_line(message)}", file=sys.stderr)
     return EndpointFailed(code)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from medhal.kit.files import atomic_write_bytes, atomic_write_text
+from medhal.kit.untrusted import one_line
 from medhal.reports.markdown import to_markdown
 from medhal.reports.registry import report_spec
 from medhal.reports.traces import TraceFileError, iter_traces, resolve_trace_file
@@ -57,9 +58,10 @@ def error_rate_problems(reports: Sequence[Mapping[str, Any]], max_error_rate: fl
     problems = []
     for report in reports:
         if report["n"] and report["n_errors"] / report["n"] > max_error_rate:
-            lines = [f"{report['source']}: {report['n_errors']} of {report['n']} rollouts failed"]
+            lines = [f"{one_line(report['source'])}: {report['n_errors']} of {report['n']} rollouts failed"]
             lines += [
-                f"  {count} x {message[:300]}" for message, count in list(report["errors"].items())[:10]
+                f"  {count} x {one_line(message[:300])}"
+                for message, count in list(report["errors"].items())[:10]
             ]
             problems.append("\n".join(lines))
     return problems
@@ -78,7 +80,7 @@ def completeness_problems(reports: Sequence[Mapping[str, Any]]) -> list[str]:
             parts.append("mixed provenance")
         if parts:
             problems.append(
-                f"{r['source']}: incomplete run ({', '.join(parts)}); --allow-incomplete to accept it"
+                f"{one_line(r['source'])}: incomplete run ({', '.join(parts)}); --allow-incomplete to accept it"
             )
     return problems
 
