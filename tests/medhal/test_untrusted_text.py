@@ -34,7 +34,22 @@ PIPES = "a | b || c \\| d"
 NEWLINES = "line one\nline two\r\nline three"
 BACKTICKS = "``` `x` ``"
 BIDI = "\u202eevil"
-PAYLOADS = [SCRIPT, IMAGE, TAG, OSC_TITLE, CLEAR, C1_CSI, PIPES, NEWLINES, BACKTICKS, BIDI, "&amp; & <b>"]
+MATHTEXT = "$\\mathcal{Q$"
+"""matplotlib reads `$...$` as mathtext: this one is not even valid mathtext."""
+PAYLOADS = [
+    SCRIPT,
+    IMAGE,
+    TAG,
+    OSC_TITLE,
+    CLEAR,
+    C1_CSI,
+    PIPES,
+    NEWLINES,
+    BACKTICKS,
+    BIDI,
+    "&amp; & <b>",
+    MATHTEXT,
+]
 HOSTILE = " ".join(PAYLOADS)
 """Every payload in one string: a reply, a category, a model name, an error message."""
 
@@ -205,3 +220,26 @@ def test_an_error_message_quoting_the_file_is_one_terminal_safe_line(tmp_path):
     assert proc.returncode == 2
     terminal_safe(proc.stderr)
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_plots_draw_every_label_literally(hostile_runs, tmp_path):
+    """A group value holding `$\\mathcal{Q$` stopped the whole report (matplotlib's mathtext)."""
+    _, run, _ = hostile_runs
+    proc = medhal_main("report", str(run), "-o", str(tmp_path), "--max-error-rate", "1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "by_category.png").read_bytes().startswith(b"\x89PNG")
+    assert (tmp_path / "confusion.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_mathtext_group_value_alone_is_drawn(tmp_path):
+    from medhal.reports.plots import render_plots
+
+    report = {
+        "benchmark": "b",
+        "convention": "medhal",
+        "n": 2,
+        "micro_accuracy": 0.5,
+        "groups": {"category": {MATHTEXT: {"n": 1, "accuracy": 1.0}, "$x^2$": {"n": 1, "accuracy": 0.0}}},
+        "confusion": {MATHTEXT: {"$\\frac{": 1}},
+    }
+    assert set(render_plots(report)) == {"confusion.png", "by_category.png"}
