@@ -16,6 +16,7 @@ from typing import NoReturn
 from medhal.kit.assets import AssetError
 from medhal.kit.datasets import DatasetError
 from medhal.kit.options import OptionError
+from medhal.kit.untrusted import one_line
 from medhal.reports.registry import UnknownEnvironment
 from medhal.reports.traces import TraceFileError
 
@@ -27,7 +28,7 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse, with a usage error as one line (exit 2) instead of usage text plus error."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        print(f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -56,8 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = ns.handler(ns)
     except BAD_INPUT as e:
-        message = " ".join(str(e).split("\n")[:1]) if isinstance(e, OSError) else str(e)
-        print(f"medhal {ns.command}: error: {message}", file=sys.stderr)
+        message = str(e).split("\n")[0] if isinstance(e, OSError) else str(e)
+        print(f"medhal {ns.command}: error: {one_line(message)}", file=sys.stderr)
         code = 2
     except KeyboardInterrupt:
         print(f"medhal {ns.command}: interrupted", file=sys.stderr)

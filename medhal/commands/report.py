@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from medhal.kit.files import StagedFiles
 from medhal.reports.report_files import (
     completeness_problems,
     error_rate_problems,
@@ -21,9 +22,20 @@ from medhal.reports.report_files import (
 def cmd_report(ns: argparse.Namespace) -> int:
     from medhal.reports.markdown import to_markdown
 
-    runs, reports, outs = report_runs(
-        [Path(p) for p in ns.runs], ns.output, ns.env, plots=not ns.no_plots, merge=ns.merge
-    )
+    target = ns.output or Path("outputs") / "comparison"
+    with StagedFiles() as staged:  # every run's report and the comparison, all or nothing
+        runs, reports, outs = report_runs(
+            [Path(p) for p in ns.runs],
+            ns.output,
+            ns.env,
+            plots=not ns.no_plots,
+            merge=ns.merge,
+            staged=staged,
+        )
+        comparisons: list[dict[str, Any]] = []
+        if len(reports) > 1:
+            text, comparisons = write_comparison(runs, reports, target, staged)
+        staged.commit()
     for report, out in zip(reports, outs, strict=True):
         print(to_markdown(report, report["headline"]))
         print(
@@ -31,8 +43,6 @@ def cmd_report(ns: argparse.Namespace) -> int:
         )
     code = 0
     if len(reports) > 1:
-        target = ns.output or Path("outputs") / "comparison"
-        text, comparisons = write_comparison(runs, reports, target)
         print(text)
         print(f"wrote {target}/comparison.md, comparison.json, comparison.html")
         differing = [row for c in comparisons for row in c["runs"] if row["differs_in"]]

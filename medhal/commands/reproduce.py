@@ -6,15 +6,18 @@ Nothing heavy is imported at module level: the CLI imports this module on every 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from medhal.commands.report import add_max_error_rate, gate
-from medhal.commands.serve import EndpointFailed, add_backend_args, model_endpoint
+from medhal.commands.serve import EndpointFailed, add_backend_args, model_endpoint, positive_count
 from medhal.kit.options import parse_taskset_options
+from medhal.kit.untrusted import one_line
 
 
 def default_configs_dir() -> Path:
@@ -81,14 +84,39 @@ def eval_command(
     return argv + env_args
 
 
-def run_eval(argv: list[str], out: Path) -> int:
+SERVER_POLL_SECONDS = 0.5
+"""How often a running eval checks that the server started for it still runs."""
+
+
+def run_eval(argv: list[str], out: Path, server: Any = None) -> int:
     """One `eval` with visible progress: its live dashboard on a terminal; otherwise its
-    per-rollout log lines, with the per-trace dump it prints sent to OUT/eval.stdout."""
+    per-rollout log lines, with the per-trace dump it prints sent to OUT/eval.stdout. When
+    `server` (started here) stops running, the eval is stopped at once: its rollouts would
+    otherwise wait out their timeouts against a dead endpoint."""
     out.mkdir(parents=True, exist_ok=True)
-    if sys.stdout.isatty():
-        return subprocess.run(argv, check=False).returncode
-    with open(out / "eval.stdout", "w") as dump:
-        return subprocess.run([*argv, "--no-rich"], stdout=dump, check=False).returncode
+    with contextlib.ExitStack() as stack:
+        if sys.stdout.isatty():
+            proc = subprocess.Popen(argv)
+        else:
+            dump = stack.enter_context(open(out / "eval.stdout", "w"))
+            proc = subprocess.Popen([*argv, "--no-rich"], stdout=dump)
+        try:
+            while True:
+                try:
+                    return proc.wait(timeout=SERVER_POLL_SECONDS)
+                except subprocess.TimeoutExpired:
+                    if server is not None and not server.running():
+                        break
+            proc.terminate()
+            try:
+                return proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                return proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
 
 
 def report_settings(run_dirs: list[Path], out_root: Path, max_error_rate: float) -> int:
@@ -117,7 +145,7 @@ def cmd_reproduce(ns: argparse.Namespace) -> int:
         parse_taskset_options(env_args)  # checked here; passed to every eval unchanged
         settings = _settings(ns)
     except (ValueError, OSError) as e:
-        print(f"medhal {command}: error: {e}", file=sys.stderr)
+        print(f"medhal {command}: error: {one_line(e)}", file=sys.stderr)
         return 2
     if not ns.base_url and ns.backend is None:
         print(
@@ -135,8 +163,9 @@ def cmd_reproduce(ns: argparse.Namespace) -> int:
     out_root: Path = ns.output or Path("outputs") / "reproduce" / run_name
     out_root.mkdir(parents=True, exist_ok=True)
     try:
-        with model_endpoint(ns, command, output_dir=out_root) as (base_url, model):
-            done, failed = _run_settings(ns, settings, base_url, model, out_root, env_args)
+        servers: list[Any] = []
+        with model_endpoint(ns, command, output_dir=out_root, started=servers) as (base_url, model):
+            done, failed = _run_settings(ns, settings, base_url, model, out_root, env_args, servers)
     except EndpointFailed as e:
         return e.code
     except KeyboardInterrupt:
@@ -173,15 +202,28 @@ def _run_settings(
     model: str,
     out_root: Path,
     env_args: list[str],
+    servers: list[Any] | None = None,
 ) -> tuple[list[Path], list[str]]:
-    """One eval per setting, in order: (run directories that finished, settings that failed)."""
+    """One eval per setting, in order: (run directories that finished, settings that failed).
+    When the server started here dies, the eval running is stopped and so are the rest."""
     done: list[Path] = []
     failed: list[str] = []
+    server = servers[0] if servers else None
     for number, (setting, config) in enumerate(settings.items(), 1):
         out = out_root / setting
         print(f"\n=== {ns.benchmark}: {setting} ({number} of {len(settings)}) ===", flush=True)
         argv = eval_command(config, model=model, base_url=base_url, out=out, ns=ns, env_args=env_args)
-        code = run_eval(argv, out)
+        code = run_eval(argv, out, server)
+        if server is not None and not server.running():
+            failed += list(settings)[number - 1 :]
+            status = server.process.poll() if server.process is not None else None
+            print(
+                f"medhal reproduce: the model server (pid {server.pid}) exited with status {status} "
+                f"while {setting} ran; stopped (server log: {getattr(server, 'log_path', None)})",
+                file=sys.stderr,
+                flush=True,
+            )
+            break
         if code == 0:
             done.append(out)
         else:
@@ -205,8 +247,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     rep.add_argument("--model", help="model to evaluate (required with --backend vllm or --base-url)")
     rep.add_argument("--base-url", help="an OpenAI-compatible endpoint that already serves --model")
     rep.add_argument("--setting", action="append", help="only this setting (file stem; repeatable)")
-    rep.add_argument("-n", "--num-tasks", type=int, help="at most this many tasks per setting (default: all)")
-    rep.add_argument("-c", "--concurrency", type=int, help="rollouts in flight per eval (default: eval's)")
+    rep.add_argument(
+        "-n", "--num-tasks", type=positive_count, help="at most this many tasks per setting (default: all)"
+    )
+    rep.add_argument(
+        "-c", "--concurrency", type=positive_count, help="rollouts in flight per eval (default: eval's)"
+    )
     rep.add_argument(
         "-o", "--output", type=Path, help="output root (default outputs/reproduce/<benchmark>--<model>)"
     )

@@ -9,16 +9,23 @@ import sys
 from pathlib import Path
 
 from medhal.commands.report import add_max_error_rate, gate
+from medhal.kit.files import StagedFiles
 from medhal.kit.options import parse_taskset_options, taskset_config
 from medhal.reports.registry import report_spec
-from medhal.reports.report_files import report_runs
+from medhal.reports.report_files import build_report_of, read_runs, render
 
 
 def cmd_score(ns: argparse.Namespace) -> int:
     from verifiers.v1.loaders import taskset_class
 
-    from medhal.kit.predictions import read_predictions, score_tasks, write_traces
+    from medhal.kit.predictions import read_predictions, score_tasks, write_traces, written_by_score
 
+    traces_path = ns.output / "traces.jsonl"
+    if traces_path.exists() and not ns.overwrite and not written_by_score(traces_path):
+        raise ValueError(
+            f"{traces_path}: not written by medhal score (an eval run's traces?); refusing to replace "
+            "it: give another -o, or --overwrite"
+        )
     options = parse_taskset_options(ns.taskset_args)
     if ns.dataset_path is not None:
         options["dataset_path"] = str(ns.dataset_path)
@@ -27,14 +34,23 @@ def cmd_score(ns: argparse.Namespace) -> int:
     tasks = taskset_class(ns.env_id)(config).select()
     replies = read_predictions(ns.predictions, {t.data.idx for t in tasks})
     traces = asyncio.run(score_tasks(tasks, replies, ns.model))
-    write_traces(traces, ns.output)
+    # The traces and their report land together or not at all: a failure while reporting
+    # leaves the previous traces and report as they were.
+    with StagedFiles() as staged:
+        staged_traces = write_traces(traces, ns.output, staged)
+        runs = read_runs([staged_traces], ns.output, ns.env_id)
+        for run, _ in runs:
+            run.path = str(traces_path)
+        reports = [build_report_of(run) for run, _ in runs]
+        for name, content in render(reports[0], plots=not ns.no_plots).items():
+            staged.write(ns.output / name, content)
+        staged.commit()
     missing = len(tasks) - len(replies)
     if missing:
         print(
             f"{missing} of {len(tasks)} tasks had no prediction: recorded as errors (MissingPrediction)",
             file=sys.stderr,
         )
-    _, reports, _ = report_runs([ns.output], ns.output, ns.env_id, plots=not ns.no_plots)
     from medhal.reports.markdown import to_markdown
 
     print(to_markdown(reports[0], reports[0]["headline"]))
@@ -54,6 +70,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     sc.add_argument("--dataset-path", type=Path, help="local dataset file (else the pinned Hub dataset)")
     sc.add_argument("-o", "--output", type=Path, required=True)
     sc.add_argument("--model", default="offline", help="model name recorded on the traces")
+    sc.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace OUT/traces.jsonl even when medhal score did not write it (an eval run's traces)",
+    )
     add_max_error_rate(sc, 1.0)
     sc.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
     sc.set_defaults(handler=cmd_score, takes_taskset_options=True)

@@ -8,6 +8,7 @@ Nothing heavy is imported at module level: the CLI imports this module on every 
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 import threading
@@ -16,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
+
+from medhal.kit.untrusted import one_line
 
 if TYPE_CHECKING:
     from medhal.serving.local_model import LocalModel
@@ -37,11 +40,49 @@ class EndpointFailed(Exception):
 
 
 def _fail(command: str, message: str, code: int = 2) -> EndpointFailed:
-    print(f"medhal {command}: error: {message}", file=sys.stderr)
+    print(f"medhal {command}: error: {one_line(message)}", file=sys.stderr)
     return EndpointFailed(code)
 
 
 # --- options ---------------------------------------------------------------------------------------
+def port_number(text: str) -> int | None:
+    """The argparse type of --port: 1 to 65535, or 0 for a free one (None, as when not given)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--port must be a whole number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"--port must be between 1 and 65535 (0: a free one), got {value}")
+    return value or None
+
+
+def positive_seconds(text: str) -> float:
+    """The argparse type of --startup-timeout: a finite number of seconds above 0 (NaN would
+    never time out, 0 silently meant the default)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--startup-timeout must be a number of seconds, got {text!r}"
+        ) from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"--startup-timeout must be a number of seconds above 0, got {text!r}"
+        )
+    return value
+
+
+def positive_count(text: str) -> int:
+    """The argparse type of a count that must be at least 1 (-n, -c)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value}")
+    return value
+
+
 def add_backend_args(parser: argparse.ArgumentParser, *, vllm: bool = True) -> None:
     """The model-server options shared by `serve`, `reproduce` and `demo` (not --model/--base-url,
     which each command declares itself); `serve-local` takes them without the vLLM ones."""
@@ -56,7 +97,9 @@ def add_backend_args(parser: argparse.ArgumentParser, *, vllm: bool = True) -> N
             "(vLLM installed separately)",
         )
     server.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
-    server.add_argument("--port", type=int, default=None, help="listen port (default: a free one)")
+    server.add_argument(
+        "--port", type=port_number, default=None, help="listen port, 1 to 65535 (default or 0: a free one)"
+    )
     server.add_argument(
         "--server-log",
         type=Path,
@@ -66,7 +109,7 @@ def add_backend_args(parser: argparse.ArgumentParser, *, vllm: bool = True) -> N
     )
     server.add_argument(
         "--startup-timeout",
-        type=float,
+        type=positive_seconds,
         default=None,
         help=f"seconds to wait for the server (default {LOCAL_STARTUP_TIMEOUT:.0f} local, 900 vllm)",
     )
@@ -219,11 +262,15 @@ def _stop_on_sigterm() -> SignalHandler:
 
 @contextmanager
 def model_endpoint(
-    ns: argparse.Namespace, command: str = "demo", output_dir: Path | None = None
+    ns: argparse.Namespace,
+    command: str = "demo",
+    output_dir: Path | None = None,
+    started: list[Any] | None = None,
 ) -> Iterator[tuple[str, str]]:
     """(base URL, model name) for the endpoint the options ask for: `--base-url` as given, or a
     server started here (`--backend local`, the default, or `--backend vllm --model M`) and
-    stopped on exit. Start failures print one line and raise EndpointFailed."""
+    stopped on exit; `started`, when given, receives that server (to watch it). Start
+    failures print one line and raise EndpointFailed."""
     base_url = getattr(ns, "base_url", None)
     if base_url:
         if ns.backend is not None:
@@ -239,6 +286,8 @@ def model_endpoint(
     previous = _stop_on_sigterm()
     try:
         server = _start(ns, backend, command, output_dir)
+        if started is not None:
+            started.append(server)
         try:
             if not isinstance(server, LocalModel):
                 model = server.model

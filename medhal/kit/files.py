@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import secrets
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -37,8 +38,42 @@ _UTF32_BOMS = (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")
 # ---------------------------------------------------------------------------- writing
 
 
+TEMP_MARK = ".tmp-medhal-"
+"""Temporary files are `<target>.tmp-medhal-<pid>-<random>`: recognisably ours, and naming the
+process that writes them, so that one left behind by a killed process (kill -9 leaves no
+chance to clean up) can be told from one still being written."""
+
+
 def _temp_path(path: Path) -> Path:
-    return path.with_name(f"{path.name}.tmp-{secrets.token_hex(6)}")
+    remove_stale_temporaries(path)
+    return path.with_name(f"{path.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(6)}")
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # someone else's process, or we cannot tell: keep its file
+    return True
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Remove the temporary files of `path` left by processes that no longer run (a writer
+    killed with kill -9); those of running processes stay. The removed paths."""
+    removed = []
+    prefix = f"{path.name}{TEMP_MARK}"
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path.parent):
+            if not entry.name.startswith(prefix):
+                continue
+            pid = entry.name[len(prefix) :].split("-", 1)[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not _process_alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+    return removed
 
 
 @contextlib.contextmanager
@@ -81,6 +116,52 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     with atomic_open(path, "wb") as f:
         f.write(data)
     return Path(path)
+
+
+class StagedFiles:
+    """Several files written all or nothing: `write` puts each in a complete temporary file
+    beside its target now; `commit` renames them all at the end. Leaving the `with` block
+    without `commit` (an error while rendering the third of five files, say) removes every
+    temporary and leaves every target as it was: a report of several runs that fails on
+    run 2 leaves no file of run 1, a failed `medhal score` no new traces beside the old
+    report."""
+
+    def __init__(self) -> None:
+        self._staged: dict[Path, Path] = {}
+
+    def __enter__(self) -> StagedFiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
+
+    def write(self, path: str | Path, content: str | bytes) -> Path:
+        """Stage `content` for `path` (text as UTF-8); the temporary path, readable now."""
+        path = Path(path)
+        if path in self._staged:  # the same file again: the later content wins, as it would on disk
+            self._staged.pop(path).unlink(missing_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _temp_path(path)
+        self._staged[path] = tmp
+        with open(tmp, "xb") as f:
+            f.write(content.encode("utf-8") if isinstance(content, str) else content)
+            f.flush()
+            os.fsync(f.fileno())
+        return tmp
+
+    def commit(self) -> list[Path]:
+        """Rename every staged file over its target; the targets."""
+        done = []
+        for path, tmp in list(self._staged.items()):
+            os.replace(tmp, path)
+            del self._staged[path]
+            done.append(path)
+        return done
+
+    def discard(self) -> None:
+        for tmp in self._staged.values():
+            tmp.unlink(missing_ok=True)
+        self._staged.clear()
 
 
 # ---------------------------------------------------------------------------- reading
@@ -177,16 +258,40 @@ _DECODER = json.JSONDecoder(parse_int=_parse_int)
 """One decoder for every line (building one per call costs more than reading a small line)."""
 
 
+JSON_DEPTH = 1100
+"""Levels of nesting the stdlib decoder can always read, wherever it is called from: more
+than the 1,000 msgspec reads (the trace reader's fast path), so a line the fast path accepts
+is never refused by the reference path for want of stack (Python's recursion limit counts
+the caller's frames too, so without this the answer depended on the call site)."""
+
+
+@contextlib.contextmanager
+def _json_headroom() -> Iterator[None]:
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back  # type: ignore[assignment]
+    limit, needed = sys.getrecursionlimit(), depth + JSON_DEPTH
+    if needed <= limit:
+        yield
+        return
+    sys.setrecursionlimit(needed)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 def loads_json(text: str | bytes, duplicates: DuplicateKeys | None = None) -> Any:
     """`json.loads` for untrusted text: integers over `MAX_INT_DIGITS` digits become
     `LongNumber`, too-deep nesting and bad JSON raise `UnreadableText` with line and column.
     `duplicates`, when given, collects repeated object keys."""
     try:
-        if duplicates is None:
-            if isinstance(text, bytes):
-                text = text.decode("utf-8")  # as json.loads does (callers have checked the bytes)
-            return _DECODER.decode(text)
-        return json.loads(text, parse_int=_parse_int, object_pairs_hook=duplicates)
+        with _json_headroom():
+            if duplicates is None:
+                if isinstance(text, bytes):
+                    text = text.decode("utf-8")  # as json.loads does (callers have checked the bytes)
+                return _DECODER.decode(text)
+            return json.loads(text, parse_int=_parse_int, object_pairs_hook=duplicates)
     except json.JSONDecodeError as e:
         position = f"line {e.lineno} column {e.colno}" if e.lineno > 1 else f"column {e.colno}"
         where = position if e.msg.endswith(" at") else f"at {position}"

@@ -19,6 +19,7 @@ import verifiers.v1 as vf
 from medhal.kit.files import (
     DuplicateKeys,
     LongNumber,
+    StagedFiles,
     UnreadableText,
     atomic_open,
     decode_utf8,
@@ -101,7 +102,7 @@ async def score_tasks(tasks: list[vf.Task], replies: dict[int, str], model: str)
         reply = replies.get(task.data.idx)
         trace = _missing(task) if reply is None else await score_reply(task, reply)
         trace.agent = vf.AgentInfo(
-            model=model, sampling=vf.SamplingConfig(), harness=vf.HarnessConfig(id="offline")
+            model=model, sampling=vf.SamplingConfig(), harness=vf.HarnessConfig(id=SCORE_HARNESS)
         )
         trace.verifiers = vf.VersionInfo(version=vf_version())
         trace.is_completed = True
@@ -116,20 +117,42 @@ def vf_version() -> str:
     return str(__version__)
 
 
-def write_traces(traces: list[vf.Trace], out_dir: Path) -> Path:
+def write_traces(traces: list[vf.Trace], out_dir: Path, staged: StagedFiles | None = None) -> Path:
     """Write `out_dir/traces.jsonl` all or nothing: each trace is serialised first (a trace
     that cannot be is an error naming its idx), then the file is written to a temporary
-    name and renamed, so a failure never leaves a partial file beside an old report."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    name and renamed, so a failure never leaves a partial file beside an old report. With
+    `staged`, the file joins the caller's staging set (renamed when the caller commits, with
+    the report made from it) and its temporary path is returned, to be read meanwhile."""
     path = out_dir / "traces.jsonl"
+    lines = []
+    for trace in traces:
+        try:
+            line = json.dumps(trace.to_record(), ensure_ascii=False) + "\n"
+            line.encode("utf-8")
+        except (ValueError, TypeError) as e:  # UnicodeEncodeError and pydantic's are ValueErrors
+            raise PredictionError(
+                f"{path}: cannot write the trace of idx {trace.task.data.idx}: {str(e).splitlines()[0]}"
+            ) from None
+        lines.append(line)
+    if staged is not None:
+        return staged.write(path, "".join(lines))
+    out_dir.mkdir(parents=True, exist_ok=True)
     with atomic_open(path, "w") as f:
-        for trace in traces:
-            try:
-                line = json.dumps(trace.to_record(), ensure_ascii=False) + "\n"
-                line.encode("utf-8")
-            except (ValueError, TypeError) as e:  # UnicodeEncodeError and pydantic's are ValueErrors
-                raise PredictionError(
-                    f"{path}: cannot write the trace of idx {trace.task.data.idx}: {str(e).splitlines()[0]}"
-                ) from None
-            f.write(line)
+        f.writelines(lines)
     return path
+
+
+SCORE_HARNESS = "offline"
+"""The harness id `medhal score` records on its traces: how it knows a trace file as its own."""
+
+
+def written_by_score(path: Path) -> bool:
+    """Whether `path` is a trace file `medhal score` wrote (its first trace names the offline
+    harness); an eval run's traces, an empty or unreadable file are not."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(16 * 1024 * 1024)
+        record = json.loads(strip_utf8_bom(first))
+        return bool(record["agent"]["harness"]["id"] == SCORE_HARNESS)
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
+        return False

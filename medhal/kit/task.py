@@ -27,6 +27,7 @@ from typing import Any
 import verifiers.v1 as vf
 from pydantic import Field, field_validator
 
+from medhal.kit.bad_data_exit import report_bad_data_in_one_line
 from medhal.kit.outcomes import PARSED
 from medhal.kit.provenance import code_versions
 from medhal.kit.replies import Convention
@@ -114,6 +115,7 @@ class RecordsSelection:
     `class MyTaskset(RecordsSelection, vf.Taskset[MyTask, MyConfig])`."""
 
     def select(self, num_tasks: int | None = None, shuffle: bool = False) -> list[Any]:
+        report_bad_data_in_one_line()
         tasks: list[Any] = super().select(num_tasks, shuffle)  # type: ignore[misc]
         record = selection_record([t.data.idx for t in tasks], num_tasks, shuffle)
         shard = self.config.shard  # type: ignore[attr-defined]

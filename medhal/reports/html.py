@@ -25,11 +25,11 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from html import escape
 from typing import Any
 
 from medhal.reports.markdown import complete_text, completeness_problems, count_text, scored_by, test_text
 from medhal.kit.replies import CONVENTIONS
+from medhal.kit.untrusted import html_text, printable
 
 READING_NOTES = {
     "medhal": "what a careful human reads",
@@ -109,20 +109,14 @@ class Figure(Markup):
     numeric = True
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)]}
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def clean(text: str) -> str:
-    """Untrusted text made printable: control characters shown as \\xNN (HTML forbids most of
-    them, and they would hide what a reply really held), lone surrogates (which JSON
-    allows and UTF-8 cannot encode) as U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text.translate(_CONTROL))
+clean = printable
+"""Untrusted text made printable (`medhal.kit.untrusted`, shared with report.md and the
+terminal): HTML forbids most control characters, and they would hide what a reply held."""
 
 
 def esc(value: Any) -> str:
     """Any value as escaped, cleaned text."""
-    return escape(clean(str(value)), quote=True)
+    return html_text(value)
 
 
 def _is_number(value: Any) -> bool:

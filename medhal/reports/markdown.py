@@ -12,9 +12,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from medhal.kit.replies import CONVENTIONS
+from medhal.kit.untrusted import markdown_code, markdown_text
+
+
+class Md(str):
+    """Markdown that is already safe (built here from escaped parts); `fmt` passes it as is."""
 
 
 def fmt(value: Any) -> str:
+    """A value as the text of one table cell: numbers formatted, everything else untrusted
+    (`markdown_text`: no HTML, no link, no extra cell, one line)."""
+    if isinstance(value, Md):
+        return value
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
@@ -27,7 +36,7 @@ def fmt(value: Any) -> str:
         return f"[{value[0]:.3f}, {value[1]:.3f}]"
     if value is None:
         return "–"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return markdown_text(value)
 
 
 def table(header: list[str], rows: Iterable[list[Any]]) -> list[str]:
@@ -44,10 +53,11 @@ def scored_by(report: Mapping[str, Any]) -> str:
     code = code_versions(report)
     if not code:
         return "Scored by: unknown code versions (the traces do not record them)."
+    environment, version = code.get("environment", "?"), code.get("environment_version", "?")
     return (
-        f"Scored by {code.get('environment', '?')} {code.get('environment_version', '?')} "
-        f"(medhal {code.get('medhal', '?')}, verifiers {code.get('verifiers', '?')}), "
-        f"reading convention `{report.get('convention')}`."
+        f"Scored by {fmt(environment)} {fmt(version)} "
+        f"(medhal {fmt(code.get('medhal', '?'))}, verifiers {fmt(code.get('verifiers', '?'))}), "
+        f"reading convention {markdown_code(report.get('convention'), in_table=False)}."
     )
 
 
@@ -153,7 +163,7 @@ def headline_lines(report: Mapping[str, Any], headline: Iterable[str]) -> list[s
         cells = []
         for name in [*macro, *names]:
             value, interval = figures.get(name), figures.get(f"{name}_ci")
-            cells.append(f"{fmt(value)} {fmt(interval)}" if interval else fmt(value))
+            cells.append(Md(f"{fmt(value)} {fmt(interval)}" if interval else fmt(value)))
         rows.append([f"{convention}{marker}", *cells])
     return [
         "### Headline figures by reading convention",
@@ -220,14 +230,15 @@ def breakdown_lines(report: Mapping[str, Any]) -> list[str]:
         columns = list(next(iter(report["confusion"].values())).keys())
         lines += ["", "### Confusion (rows: gold, columns: predicted)", ""]
         lines += table(
-            ["gold \\ pred", *columns], [[g, *row.values()] for g, row in report["confusion"].items()]
+            ["gold \\ pred", *map(fmt, columns)],
+            [[g, *row.values()] for g, row in report["confusion"].items()],
         )
         lines.append("")
     return lines
 
 
 def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy",)) -> str:
-    lines = [f"## {report['title']}", "", f"Source: `{report['source']}`", ""]
+    lines = [f"## {report['title']}", "", f"Source: {markdown_code(report['source'], in_table=False)}", ""]
     lines += [scored_by(report), ""]
     if report.get("demo_prompts"):
         lines += [
@@ -240,7 +251,7 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
         ["n", report["n"]],
         ["errored rollouts", report["n_errors"]],
         ["reading convention of the run", report["convention"]],
-        ["micro accuracy (95% CI)", f"{fmt(report['micro_accuracy'])} {fmt(report['micro_accuracy_ci'])}"],
+        ["micro accuracy (95% CI)", Md(f"{fmt(report['micro_accuracy'])} {fmt(report['micro_accuracy_ci'])}")],
         ["parse rate", report["parse_rate"]],
     ]
     if report.get("macro_over"):
@@ -260,7 +271,7 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
         lines += table(
             ["count", "reply (first 120 characters)", "e.g. idx"],
             [
-                [count_text(u["count"], u.get("exact", True)), f"`{u['shape']}`", u["idx"]]
+                [count_text(u["count"], u.get("exact", True)), Md(markdown_code(u["shape"])), u["idx"]]
                 for u in report["unreadable"]
             ],
         )
@@ -325,26 +336,26 @@ def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
                     if diff is not None and interval is not None:
                         mark = "*" if interval[0] > 0 or interval[1] < 0 else ""
                         cell += f"<br>Δ {diff:+.3f}{mark} {fmt(interval)}"
-                cells.append(cell)
+                cells.append(Md(cell))
             models = ", ".join(row["models"] or {})
             flagged = ", ".join(row["differs_in"]) or "–"
             version = (row.get("code") or {}).get("environment_version", "?")
             rows.append(
-                [f"{i}: `{row['run']}`", models, row["n"], row["convention"], version, *cells, flagged]
+                [Md(f"{i}: {markdown_code(row['run'])}"), models, row["n"], row["convention"], version, *cells, flagged]
             )
         lines += [*table(header, rows), ""]
         notes = []
         for i, row in enumerate(comparison["runs"][1:], start=2):
             if row.get("paired") is False:
                 notes.append(
-                    f"run {i} covers other tasks than run 1: compared unpaired ({row['why_unpaired']})."
+                    f"run {i} covers other tasks than run 1: compared unpaired ({fmt(row['why_unpaired'])})."
                 )
             mcnemar = row.get("mcnemar")
             if mcnemar:
                 notes.append(test_text(mcnemar, i))
             if row["differs_in"]:
                 notes.append(
-                    f"run {i} differs from run 1 in {', '.join(row['differs_in'])}: part of any "
+                    f"run {i} differs from run 1 in {fmt(', '.join(row['differs_in']))}: part of any "
                     "difference is the code's or the setting's, not the model's."
                 )
         lines += [f"- {n}" for n in notes] + [

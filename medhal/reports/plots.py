@@ -3,6 +3,11 @@
 Plots are rendered to bytes, so a report's files can all be written at once, after
 everything has rendered (nothing half-written when a plot fails). matplotlib is imported
 only when a plot is drawn: reading a report without plots never pays for it.
+
+Every label is literal text: group values come from the data, and matplotlib would read
+`$...$` in them as mathtext (a `$\\mathcal{Q$` category stopped the whole report) and draw
+control characters as they are; mathtext is switched off and labels pass through
+`medhal.kit.untrusted.printable`.
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from typing import Any
+
+from medhal.kit.untrusted import printable
 
 
 def _pyplot() -> Any:
@@ -38,8 +45,8 @@ def confusion_png(report: Mapping[str, Any]) -> bytes | None:
     values = [[matrix[r][c] for c in columns] for r in rows]
     fig, ax = plt.subplots(figsize=(1.3 * len(columns) + 2, 0.8 * len(rows) + 1.8))
     ax.imshow(values, cmap="Blues")
-    ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
-    ax.set_yticks(range(len(rows)), rows)
+    ax.set_xticks(range(len(columns)), [printable(str(c)) for c in columns], rotation=30, ha="right")
+    ax.set_yticks(range(len(rows)), [printable(str(r)) for r in rows])
     ax.set_xlabel("predicted")
     ax.set_ylabel("gold")
     top = max(max(r) for r in values) or 1
@@ -61,7 +68,9 @@ def group_bars_png(report: Mapping[str, Any], field: str) -> bytes:
     hi = [max(c[1] - a, 0.0) for a, c in zip(acc, ci, strict=True)]
     fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(names) + 2), 3.6))
     ax.bar(range(len(names)), acc, yerr=[lo, hi], capsize=4, color="#4c72b0")
-    ax.set_xticks(range(len(names)), [f"{g}\n(n={groups[g]['n']})" for g in names], fontsize=8)
+    ax.set_xticks(
+        range(len(names)), [f"{printable(str(g))}\n(n={groups[g]['n']})" for g in names], fontsize=8
+    )
     ax.set_ylim(0, 1)
     ax.set_ylabel("accuracy (95% CI)")
     ax.axhline(report["micro_accuracy"], color="gray", linestyle="--", linewidth=1, label="micro")
@@ -73,10 +82,15 @@ def group_bars_png(report: Mapping[str, Any], field: str) -> bytes:
 
 def render_plots(report: Mapping[str, Any]) -> dict[str, bytes]:
     """File name -> PNG bytes for every plot of a report."""
+    import matplotlib
+
     plots: dict[str, bytes] = {}
-    confusion = confusion_png(report)
-    if confusion is not None:
-        plots["confusion.png"] = confusion
-    for field in report["groups"]:
-        plots[f"by_{field}.png"] = group_bars_png(report, field)
+    _pyplot()
+    # Every label drawn as the characters it holds.
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        confusion = confusion_png(report)
+        if confusion is not None:
+            plots["confusion.png"] = confusion
+        for field in report["groups"]:
+            plots[f"by_{field}.png"] = group_bars_png(report, field)
     return plots

@@ -10,7 +10,8 @@ missing one. Only the last line is ever repaired: a corrupt line elsewhere was n
 by an interrupted write, and is reported (file and line) for a person to look at.
 
 It is a separate step, run before `eval --resume`: verifiers' resume has no hook to run
-it automatically. Run it only while no `eval` is writing to the directory.
+it automatically. Run it only while no `eval` is writing to the directory: a file that
+changes while it is read (size or modification time) is refused and left as it was.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from medhal.reports.traces import TRACE_FILES
+from medhal.reports.traces import TRACE_FILES, TraceFileError, parse_trace_line
 
 CHUNK = 1 << 20
 
@@ -37,23 +38,29 @@ class Repair:
     moved: int
     """Bytes moved to the `.partial` file (0: none)."""
     added_newline: bool = False
+    why: str = "not valid JSON"
+    """What was wrong with the moved line."""
 
     def describe(self) -> str:
         if self.moved:
             return (
                 f"{self.path}: moved the partial line {self.lines + 1} ({self.moved:,} bytes, no newline, "
-                f"not valid JSON) to {self.path.name}.partial; the file now ends after line {self.lines}"
+                f"{self.why}) to {self.path.name}.partial; the file now ends after line {self.lines}"
             )
         if self.added_newline:
             return f"{self.path}: the last line ({self.lines}) was complete but lacked its newline; added it"
         return f"{self.path}: intact ({self.lines} lines), nothing to do"
 
 
-def _is_json_object(line: bytes) -> bool:
+def _tail_problem(line: bytes) -> str | None:
+    """Why a last line without its newline cannot be kept as a line (None: it can)."""
     try:
-        return isinstance(json.loads(line), dict)
+        value = json.loads(line)
     except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        return False
+        return "not valid JSON"
+    if not isinstance(value, dict):
+        return f"valid JSON but not an object (a {type(value).__name__})"
+    return None
 
 
 def _tail_start(path: Path, size: int) -> int:
@@ -72,46 +79,85 @@ def _tail_start(path: Path, size: int) -> int:
 
 
 def _check_complete_lines(path: Path, stop: int) -> int:
-    """Every non-blank line before `stop` must be a JSON object; returns how many lines."""
-    count = 0
+    """Every non-blank line before `stop` must be a trace `medhal report` reads (the same
+    reader, so "intact" means what the report will accept); returns how many lines."""
+    count, offset = 0, 0
     with open(path, "rb") as f:
         for count, raw in enumerate(iter(f.readline, b""), start=1):
             if f.tell() > stop:  # the tail: not part of the complete lines
                 return count - 1
-            if raw.strip() and not _is_json_object(raw):
-                raise RepairError(
-                    f"{path}:{count}: this line is not valid JSON, and it is not the last line, so it was "
-                    "not cut short by an interrupted write; not repaired (nothing was changed)"
-                )
+            if not raw.isspace():
+                try:
+                    parse_trace_line(raw, str(path), count, offset)
+                except TraceFileError as e:
+                    raise RepairError(
+                        f"{e}; it is not the last line, so it was not cut short by an interrupted "
+                        "write: not repaired (nothing was changed)"
+                    ) from None
+            offset += len(raw)
     return count
+
+
+def _state(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _unchanged(path: Path, before: tuple[int, int, int]) -> None:
+    """Refuse when the file changed since `before` (an eval still appending to it)."""
+    if _state(path) != before:
+        raise RepairError(
+            f"{path}: the file changed while it was being repaired (is an eval still writing to it?); "
+            "not repaired (nothing was changed): run repair again once nothing writes to it"
+        )
 
 
 def repair_file(path: Path) -> Repair:
     """Repair one trace file (see the module docstring); nothing changes unless needed."""
-    size = path.stat().st_size
+    before = _state(path)
+    size = before[0]
     tail_start = _tail_start(path, size)
     complete = _check_complete_lines(path, tail_start)
     if tail_start == size:
+        _unchanged(path, before)
         return Repair(path, complete, 0)
     with open(path, "rb") as f:
         f.seek(tail_start)
-        tail = f.read()
+        tail = f.read(size - tail_start)
     if not tail.strip():
+        _unchanged(path, before)
         return Repair(path, complete, 0)
-    if _is_json_object(tail):
-        with open(path, "ab") as f:
-            f.write(b"\n")
+    why = _tail_problem(tail)
+    if why is None:
+        try:
+            parse_trace_line(tail, str(path), complete + 1, tail_start)
+        except TraceFileError as e:
+            raise RepairError(f"{e}; not repaired (nothing was changed)") from None
+    # Opened for writing before anything is written anywhere: a file that cannot be
+    # written (read-only) is refused here, with no byte copied to the .partial file.
+    with open(path, "r+b") as target:
+        _unchanged(path, before)
+        if why is None:
+            target.seek(0, os.SEEK_END)
+            target.write(b"\n")
+            target.flush()
+            os.fsync(target.fileno())
+            return Repair(path, complete + 1, 0, added_newline=True)
+        # Keep the bytes first (flushed to disk), then cut: a crash in between leaves them
+        # in both places, never in neither. A change in between takes the copy back.
+        partial = path.with_name(path.name + ".partial")
+        with open(partial, "ab") as f:
+            kept = f.tell()
+            f.write(tail)
             f.flush()
             os.fsync(f.fileno())
-        return Repair(path, complete + 1, 0, added_newline=True)
-    # Keep the bytes first (flushed to disk), then cut: a crash in between leaves them in
-    # both places, never in neither.
-    with open(path.with_name(path.name + ".partial"), "ab") as f:
-        f.write(tail)
-        f.flush()
-        os.fsync(f.fileno())
-    os.truncate(path, tail_start)
-    return Repair(path, complete, len(tail))
+            try:
+                _unchanged(path, before)
+            except RepairError:
+                f.truncate(kept)
+                raise
+        target.truncate(tail_start)
+    return Repair(path, complete, len(tail), why=why)
 
 
 def repair_run(run: str | Path) -> list[Repair]:

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from medhal.kit.files import atomic_write_bytes, atomic_write_text
+from medhal.kit.files import StagedFiles
+from medhal.kit.untrusted import one_line
 from medhal.reports.markdown import to_markdown
 from medhal.reports.registry import report_spec
 from medhal.reports.traces import TraceFileError, configured_rollouts, iter_traces, resolve_trace_file
@@ -39,16 +40,11 @@ def render(report: dict[str, Any], plots: bool = True) -> dict[str, str | bytes]
 
 
 def write_files(files: Mapping[str, str | bytes], out_dir: Path) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, content in files.items():
-        path = out_dir / name
-        if isinstance(content, bytes):
-            atomic_write_bytes(path, content)
-        else:
-            atomic_write_text(path, content)
-        written.append(path)
-    return written
+    """The files into `out_dir`, all or nothing."""
+    with StagedFiles() as staged:
+        for name, content in files.items():
+            staged.write(out_dir / name, content)
+        return staged.commit()
 
 
 def error_rate_problems(reports: Sequence[Mapping[str, Any]], max_error_rate: float) -> list[str]:
@@ -57,9 +53,10 @@ def error_rate_problems(reports: Sequence[Mapping[str, Any]], max_error_rate: fl
     problems = []
     for report in reports:
         if report["n"] and report["n_errors"] / report["n"] > max_error_rate:
-            lines = [f"{report['source']}: {report['n_errors']} of {report['n']} rollouts failed"]
+            lines = [f"{one_line(report['source'])}: {report['n_errors']} of {report['n']} rollouts failed"]
             lines += [
-                f"  {count} x {message[:300]}" for message, count in list(report["errors"].items())[:10]
+                f"  {count} x {one_line(message[:300])}"
+                for message, count in list(report["errors"].items())[:10]
             ]
             problems.append("\n".join(lines))
     return problems
@@ -90,7 +87,7 @@ def completeness_problems(reports: Sequence[Mapping[str, Any]]) -> list[str]:
             parts.append("mixed provenance")
         if parts:
             problems.append(
-                f"{r['source']}: incomplete run ({', '.join(parts)}); --allow-incomplete to accept it"
+                f"{one_line(r['source'])}: incomplete run ({', '.join(parts)}); --allow-incomplete to accept it"
             )
     return problems
 
@@ -111,11 +108,51 @@ def _benchmark_of(path: Path) -> str:
 
 
 def report_runs(
-    paths: list[Path], output: Path | None, env_id: str | None, plots: bool = True, merge: bool = False
+    paths: list[Path],
+    output: Path | None,
+    env_id: str | None,
+    plots: bool = True,
+    merge: bool = False,
+    staged: StagedFiles | None = None,
 ) -> tuple[list[Run], list[dict[str, Any]], list[Path]]:
     """Read, report and write each run (keeping their items when several are compared), or,
-    with `merge`, all of them as one run (the shards of a run split across processes)."""
-    from medhal.reports.report import Run, build_report, read_run
+    with `merge`, all of them as one run (the shards of a run split across processes).
+
+    All or nothing: every report is rendered and staged before any file is renamed into
+    place, so a failure on run 2 leaves run 1's old report as it was. With `staged`, the
+    files join the caller's staging set and the caller commits them."""
+    if staged is None:
+        with StagedFiles() as own:
+            result = report_runs(paths, output, env_id, plots, merge, own)
+            own.commit()
+        return result
+    groups = read_runs(paths, output, env_id, merge)
+    runs, reports, outs = [], [], []
+    for run, out in groups:
+        report = build_report_of(run)
+        for name, content in render(report, plots).items():
+            staged.write(out / name, content)
+        runs.append(run)
+        reports.append(report)
+        outs.append(out)
+    return runs, reports, outs
+
+
+def build_report_of(run: Run) -> dict[str, Any]:
+    from medhal.reports.report import build_report
+
+    report = build_report(run)
+    report["headline"] = list(run.spec.headline)
+    return report
+
+
+def read_runs(
+    paths: list[Path], output: Path | None, env_id: str | None, merge: bool = False
+) -> list[tuple[Run, Path]]:
+    """Each run read, with the directory its report goes to. Two runs whose reports would
+    go to one directory (two trace files side by side, no -o) are refused: one report
+    would silently replace the other."""
+    from medhal.reports.report import Run, read_run
 
     files = [resolve_trace_file(path) for path in paths]
     if merge:
@@ -127,24 +164,27 @@ def report_runs(
                 run.add(record)
         groups = [(run, output or Path("outputs") / "merged")]
     else:
+        outs = [
+            file.parent if output is None else (output if len(files) == 1 else output / f"run{i + 1}")
+            for i, file in enumerate(files)
+        ]
+        by_out: dict[Path, Path] = {}
+        for file, out in zip(files, outs, strict=True):
+            other = by_out.setdefault(out.resolve(), file)
+            if other != file:
+                raise TraceFileError(
+                    f"{file}: its report would replace the report of {other} (both go to {out}); "
+                    "give -o DIR (each run then reports to DIR/runN)"
+                )
         groups = []
-        for i, file in enumerate(files):
+        for file, out in zip(files, outs, strict=True):
             spec = report_spec(env_id or _benchmark_of(file))
-            out = file.parent if output is None else (output if len(files) == 1 else output / f"run{i + 1}")
             groups.append((read_run(file, spec, keep_items=len(files) > 1), out))
-    runs, reports, outs = [], [], []
-    for run, out in groups:
-        report = build_report(run)
-        report["headline"] = list(run.spec.headline)
-        write_files(render(report, plots), out)
-        runs.append(run)
-        reports.append(report)
-        outs.append(out)
-    return runs, reports, outs
+    return groups
 
 
 def write_comparison(
-    runs: list[Run], reports: list[dict[str, Any]], target: Path
+    runs: list[Run], reports: list[dict[str, Any]], target: Path, staged: StagedFiles | None = None
 ) -> tuple[str, list[dict[str, Any]]]:
     from medhal.reports.compare import compare_runs
     from medhal.reports.html import comparison_html
@@ -157,12 +197,14 @@ def write_comparison(
         compare_runs([runs[i] for i in idx], [reports[i] for i in idx]) for idx in by_benchmark.values()
     ]
     text = comparison_markdown(comparisons)
-    write_files(
-        {
-            "comparison.md": text,
-            "comparison.json": json.dumps(comparisons, indent=1, ensure_ascii=False) + "\n",
-            "comparison.html": comparison_html(text, comparisons),
-        },
-        target,
-    )
+    files = {
+        "comparison.md": text,
+        "comparison.json": json.dumps(comparisons, indent=1, ensure_ascii=False) + "\n",
+        "comparison.html": comparison_html(text, comparisons),
+    }
+    if staged is None:
+        write_files(files, target)
+    else:
+        for name, content in files.items():
+            staged.write(target / name, content)
     return text, comparisons

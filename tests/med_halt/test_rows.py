@@ -14,6 +14,7 @@ import pytest
 
 from med_halt.benchmark import SETS
 from med_halt.rows import (
+    DECLINE_GOLD,
     cell,
     is_decline_text,
     metadata_cell,
@@ -207,6 +208,13 @@ def test_stringified_missing_metadata_is_missing():
         ({"options": "{'0': 'a'"}, r"field 'options' is not a Python dict literal \(SyntaxError\)"),
         ({"options": "{0: 'Liver'}"}, "field 'options' has a non-string key"),
         (
+            {"correct_answer": "Kidney"},
+            r"field 'correct_answer' 'Kidney' is not the text of any option \(the item could never",
+        ),
+        ({"options": "{'0': 'Liver', '1': 'Pancreas', '2': ''}"}, "field 'options' entry '2' is empty"),
+        ({"options": "{'0': 'Liver', '1': 'Pancreas', '2': '  '}"}, "field 'options' entry '2' is empty"),
+        ({"options": "{'0': None, '1': 'Pancreas'}"}, "field 'options' entry '0' is empty"),
+        (
             {"split_type": "holdout"},
             r"field 'split_type' is 'holdout', not one of \('train', 'val', 'test', 'dev'\)",
         ),
@@ -385,3 +393,20 @@ def test_normalize_text_and_decline_text():
         assert is_decline_text(text), text
     for text in ("I know", "do not knowingly", "unknown"):
         assert not is_decline_text(text), text
+
+
+def test_a_gold_is_found_among_the_options_as_the_scoring_compares():
+    _, fields = item("reasoning_nota", nota_row(correct_answer="  pancreas "))
+    assert fields["gold"] == "  pancreas "
+
+
+def test_an_fct_gold_found_in_no_option_is_refused():
+    row = fct_row(options="{'0': 'Liver', '1': 'Spleen', 'correct answer': 'Liver'}")
+    with pytest.raises(DatasetError, match=r"^nota\.csv: row 4: field 'correct_answer' 'Pancreas' is not"):
+        item("reasoning_FCT", row)
+
+
+def test_a_fake_question_may_have_an_empty_option():
+    """The official fake set has them (reasoning_fake.csv row 502); declining stays right."""
+    _, fields = item("reasoning_fake", fake_row(options="{'0': 'A', '1': '', '2': 'I do not know'}"))
+    assert fields["gold"] == DECLINE_GOLD

@@ -214,3 +214,22 @@ def test_fct_row_whose_options_lack_the_proposed_answer_is_refused_at_load(asset
     assert (
         f"{path}: row 1: field 'options' has no 'correct answer' entry (the proposed answer)" in result.error
     )
+
+
+def test_a_refused_dataset_is_one_line_from_the_validate_executable(assets_dir, tmp_path):
+    """The executable, not the in-process check: verifiers lets the load error end the program,
+    which printed a 29-line traceback."""
+    path = write_rows(
+        tmp_path / "reasoning_nota.csv",
+        [nota(1, "Pancreas"), {**nota(2, "Liver"), "correct_answer": "Kidney"}],
+    )
+    env = {**os.environ, "MEDHAL_ASSETS_DIR": str(assets_dir)}
+    argv = [str(BIN / "validate"), "med-halt", "--runtime.type", "subprocess", "--no-rich"]
+    argv += ["--taskset.subset", "reasoning_nota", "--taskset.dataset-path", str(path)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=env, check=False)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == [
+        f"error: {path}: row 2: field 'correct_answer' 'Kidney' is not the text of any option "
+        "(the item could never be answered right)"
+    ]

@@ -21,7 +21,10 @@ SCORE_FOR = {"SUPPORT": 2, "NEI": 0, "CONTRADICT": -2}
 
 
 def rows_text(n: int, width: int = 40) -> list[bytes]:
-    return [json.dumps({"task": {"data": {"idx": i}}, "pad": "x" * width}).encode() + b"\n" for i in range(n)]
+    return [
+        json.dumps({"task": {"data": {"idx": i}}, "nodes": [], "pad": "x" * width}).encode() + b"\n"
+        for i in range(n)
+    ]
 
 
 def run_dir(tmp_path: Path, content: bytes, name: str = "traces.jsonl") -> Path:
@@ -102,7 +105,8 @@ def test_corrupt_middle_line_is_not_repaired(tmp_path):
     run = run_dir(tmp_path, content)
     with pytest.raises(RepairError) as e:
         repair_run(run)
-    assert str(e.value).startswith(f"{run / 'traces.jsonl'}:2: this line is not valid JSON")
+    assert str(e.value).startswith(f"{run / 'traces.jsonl'}:2: not valid JSON")
+    assert "not the last line" in str(e.value)
     assert (run / "traces.jsonl").read_bytes() == content
     assert not (run / "traces.jsonl.partial").exists()
 
@@ -183,3 +187,86 @@ def test_resume_after_a_killed_write(tmp_path, endpoint):
     assert sorted(r["task"]["data"]["idx"] for r in final) == list(range(n))
     assert not any(r["errors"] for r in final)
     assert [r["task"]["data"]["idx"] for r in final][-1] == cut_idx
+
+
+# ------------------------------------------------------------------ a file that changes, a file that cannot
+
+
+def test_a_file_still_being_appended_is_refused_and_loses_nothing(tmp_path, monkeypatch):
+    """An eval appends a whole trace while repair reads the file: repair must not cut it off."""
+    from medhal.reports import repair
+
+    lines = rows_text(6)
+    run = run_dir(tmp_path, b"".join(lines[:4]) + lines[4][:30])
+    traces = run / "traces.jsonl"
+    real = repair._tail_start
+
+    def tail_start_then_the_writer_appends(path, size):
+        start = real(path, size)
+        with open(path, "ab") as f:
+            f.write(lines[4][30:] + lines[5])
+        return start
+
+    monkeypatch.setattr(repair, "_tail_start", tail_start_then_the_writer_appends)
+    with pytest.raises(RepairError, match="changed while it was being repaired"):
+        repair_run(run)
+    assert traces.read_bytes() == b"".join(lines[:6])
+    assert not (run / "traces.jsonl.partial").exists()
+
+
+def test_a_read_only_file_is_refused_before_anything_is_copied(tmp_path, monkeypatch):
+    """As the OS refuses a read-only file to a user who may not write it (the tests may run
+    as root, who may): every write to the trace file fails."""
+    import builtins
+    import os
+
+    from medhal.reports import repair
+
+    lines = rows_text(3)
+    run = run_dir(tmp_path, b"".join(lines[:2]) + lines[2][:25])
+    traces = run / "traces.jsonl"
+    real_open = builtins.open
+
+    def read_only_open(file, mode="r", *args, **kwargs):
+        if Path(file) == traces and any(m in mode for m in "wa+"):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    def read_only_truncate(path, length):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(builtins, "open", read_only_open)
+    monkeypatch.setattr(os, "truncate", read_only_truncate)
+    for _ in range(3):  # every retry
+        with pytest.raises(PermissionError):
+            repair.repair_run(run)
+    monkeypatch.undo()
+    assert not (run / "traces.jsonl.partial").exists()
+    assert traces.read_bytes() == b"".join(lines[:2]) + lines[2][:25]
+
+
+@pytest.mark.parametrize(("tail", "kind"), [(b"[1, 2]", "list"), (b"12345", "int"), (b'"text"', "str")])
+def test_a_valid_json_last_line_that_is_no_object_is_described_as_such(tmp_path, tail, kind):
+    lines = rows_text(2)
+    run = run_dir(tmp_path, b"".join(lines) + tail)
+    [repair] = repair_run(run)
+    assert f"no newline, valid JSON but not an object (a {kind})" in repair.describe()
+    assert (run / "traces.jsonl.partial").read_bytes() == tail
+
+
+def test_intact_only_for_what_report_accepts(tmp_path):
+    """A byte-order mark at the start of line 11 (two files concatenated) is refused by
+    `medhal report`; repair must not call the file intact."""
+    lines = rows_text(12)
+    lines[10] = b"\xef\xbb\xbf" + lines[10]
+    run = run_dir(tmp_path, b"".join(lines))
+    with pytest.raises(RepairError, match=r"traces.jsonl:11: .*not repaired"):
+        repair_run(run)
+    assert (run / "traces.jsonl").read_bytes() == b"".join(lines)
+
+
+def test_a_complete_last_line_that_report_refuses_is_not_given_a_newline(tmp_path):
+    lines = rows_text(2)
+    run = run_dir(tmp_path, lines[0] + b'{"task": {"data": {"idx": "one"}}, "nodes": []}')
+    with pytest.raises(RepairError, match=r"traces.jsonl:2: field 'task.data.idx'"):
+        repair_run(run)

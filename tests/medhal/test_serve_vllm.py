@@ -504,6 +504,23 @@ def test_reproduce_medfact_bench_with_the_vllm_backend(fake: Fake, tmp_path: Pat
     assert not [p for p in fake.pids() if alive(p)], "reproduce left the server running"
 
 
+def test_reproduce_says_when_the_server_dies_and_stops(fake: Fake, tmp_path: Path) -> None:
+    """vLLM's engine dies after the first reply: reproduce must say so and stop the eval, not
+    let the remaining rollouts run into their timeouts against a dead endpoint."""
+    out = tmp_path / "out"
+    env = fake.with_(MEDHAL_ASSETS_DIR=os.environ.get("MEDHAL_SHARED_DATA", ""), FAKE_VLLM_DIE_AFTER="1")
+    proc = medhal(
+        "reproduce", "medfact-bench", "--backend", "vllm", "--model", "fake/model", "-n", "6", "-c", "1",
+        "--taskset.dataset-path", str(DEMO_DATA), "-o", str(out),
+        env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    said = [line for line in proc.stderr.splitlines() if "the model server" in line]
+    assert len(said) == 1 and "exited with status 1 while medfact_bench ran; stopped" in said[0], proc.stderr
+    assert "medhal reproduce: no results for medfact_bench" in proc.stderr
+    assert not [p for p in fake.pids() if alive(p)], "reproduce left the server running"
+
+
 def test_reproduce_sigterm_while_the_server_starts_stops_it(fake: Fake, tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [

@@ -198,3 +198,20 @@ JSON_VALUES = st.recursive(
 def test_any_value_anywhere_reads_as_the_reference_does(value, place, ensure_ascii, monkeypatch):
     raw = line_with(value, place, ensure_ascii)
     assert read(raw) == reference(raw, monkeypatch)
+
+
+def _from_a_deep_stack(frames: int, read_line):
+    return read_line() if frames == 0 else _from_a_deep_stack(frames - 1, read_line)
+
+
+@pytest.mark.parametrize("levels", [900, 990, 998, 1050, 1200])
+@pytest.mark.parametrize("frames", [0, 200])
+def test_deep_nesting_in_a_field_no_report_reads_gets_one_answer(levels, frames, monkeypatch):
+    """msgspec reads up to 1,000 levels anywhere in a line; the reference path must not refuse
+    what it accepts because its caller's stack is deep (Python's recursion limit counts the
+    caller's frames): one answer for both paths, from any call site."""
+    raw = line_with("[" * levels + "]" * levels, "node")
+    fast = _from_a_deep_stack(frames, lambda: read(raw))
+    slow = _from_a_deep_stack(frames, lambda: reference(raw, monkeypatch))
+    assert fast == slow
+    assert isinstance(fast, TraceRecord) == (levels <= 1050)

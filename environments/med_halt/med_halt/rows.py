@@ -141,6 +141,12 @@ def choices(options: dict[str, Any]) -> dict[str, str]:
     return {key.strip(): cell(value) for key, value in options.items() if key.strip().isdecimal()}
 
 
+def same_text(a: Any, b: str) -> bool:
+    """The scoring's comparison of an answer with a gold text (case and surrounding blanks
+    ignored); here too, so that a row is accepted only when its gold can be answered."""
+    return str(a).strip().lower() == b.strip().lower()
+
+
 def question_cluster(question: str) -> str:
     return "question:" + hashlib.sha1(normalize_text(question).encode()).hexdigest()[:16]
 
@@ -168,12 +174,24 @@ def reasoning_item(spec: SetSpec, row: dict, where: str) -> RowItem:
         declines = tuple(str(v) for v in options.values() if is_decline_text(str(v)))
         fake = {"gold": DECLINE_GOLD, "source_question": f"fake:{source_id}", "decline_options": declines}
         return model_input, {**common, **fake}
+    # An exam question's options must all have text, and the gold must be one of them (as the
+    # scoring compares): otherwise the item can never be answered right. The fake set's
+    # options are not checked: its right answer is to decline, and the official file has
+    # empty options (reasoning_fake.csv row 502).
+    for key, text in options.items():
+        if key != PROPOSED_KEY and (text is None or not str(text).strip()):
+            raise DatasetError(f"{where}: field 'options' entry {key!r} is empty (no option text)")
     gold = _required(row, "correct_answer", where)
+    proposed = options.get(PROPOSED_KEY)
+    if spec is FCT and (proposed is None or not str(proposed).strip()):
+        raise DatasetError(f"{where}: field 'options' has no {PROPOSED_KEY!r} entry (the proposed answer)")
+    if not any(same_text(text, gold) for text in options.values() if text is not None):
+        raise DatasetError(
+            f"{where}: field 'correct_answer' {gold[:80]!r} is not the text of any option "
+            "(the item could never be answered right)"
+        )
     if spec is not FCT:
         return model_input, {**common, "gold": gold, "source_question": question_cluster(question)}
-    proposed = options.get(PROPOSED_KEY)
-    if proposed is None or not str(proposed).strip():
-        raise DatasetError(f"{where}: field 'options' has no {PROPOSED_KEY!r} entry (the proposed answer)")
     verdict = "yes" if str(proposed).strip().lower() == gold.strip().lower() else "no"
     return model_input, {
         **common,

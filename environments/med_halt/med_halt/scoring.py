@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from med_halt.benchmark import FAKE, FCT, LINK_SETS, NOTA, SETS, TITLE_SETS
 from med_halt.replies import Reading, read_all
-from med_halt.rows import UNKNOWN, is_decline_text, normalize_text, pubmed_id
+from med_halt.rows import UNKNOWN, is_decline_text, normalize_text, pubmed_id, same_text
 from medhal.kit.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
 from medhal.kit.replies import CONVENTIONS
 
@@ -95,10 +95,6 @@ class Gradable(Protocol):
     decline_options: tuple[str, ...]
     paper_exists: bool | None
     choices: dict[str, str]
-
-
-def same_text(a: Any, b: str) -> bool:
-    return str(a).strip().lower() == b.strip().lower()
 
 
 def verdict(value: Any) -> str | None:

@@ -14,6 +14,8 @@ FAKE_VLLM_MODE picks a failure instead:
   die              log an engine start-up failure and exit 1
   port-taken       log the error of a port already in use and exit 1
   unhealthy        keep running without ever answering
+FAKE_VLLM_DIE_AFTER=N: after answering N chat requests the server crashes (its engine killed,
+exit status 1), as vLLM does when its engine dies mid-run.
 FAKE_VLLM_IGNORE_SIGTERM=1 makes the server and its engine ignore SIGTERM (only SIGKILL stops them).
 """
 
@@ -80,6 +82,13 @@ async def serve(ns: argparse.Namespace, names: list[str], engine: subprocess.Pop
 
     reply = os.environ.get("FAKE_VLLM_REPLY", DEFAULT_REPLY)
     requests_file = os.environ.get("FAKE_VLLM_REQUESTS_FILE")
+    die_after = int(os.environ.get("FAKE_VLLM_DIE_AFTER", "0"))
+    answered = []
+
+    def crash() -> None:
+        log("ERROR EngineCore encountered a fatal error.", sys.stderr)
+        engine.kill()
+        os._exit(1)
 
     async def health(request: web.Request) -> web.Response:
         return web.Response(status=200)
@@ -99,6 +108,9 @@ async def serve(ns: argparse.Namespace, names: list[str], engine: subprocess.Pop
             return web.json_response(
                 {"error": {"message": message, "type": "NotFoundError", "code": 404}}, status=404
             )
+        answered.append(1)
+        if die_after and len(answered) >= die_after:
+            asyncio.get_running_loop().call_later(0.2, crash)
         return web.json_response(completion(reply, body["model"]))
 
     app = web.Application()
