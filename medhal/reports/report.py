@@ -34,6 +34,7 @@ import numpy as np
 
 from medhal.reports import metrics as m
 from medhal.kit.outcomes import READINGS, correct_key, parsed_key
+from medhal.reports.items import ItemLog
 from medhal.reports.published import Published
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.shards import parse_shard
@@ -243,6 +244,8 @@ class Run:
     models: Counter[str] = field(default_factory=Counter)
     sampling: list[dict[str, Any]] = field(default_factory=list)
     items: m.ItemTable | None = None
+    view: ItemLog | None = None
+    """Every rollout as report.html's per-item view shows it (None: no item view)."""
     _pending: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False)
     """Traces added but not yet summed (see `flush`)."""
 
@@ -284,6 +287,8 @@ class Run:
             self.flush()
         if self.items is not None:
             self.items.add(idx, cluster, [float(views[c].correct) for c in CONVENTIONS] + list(own))
+        if self.view is not None:
+            self.view.add(record, idx, tuple(groups.values()), views)
         view = views[convention]
         if spec.classes and gold is not None:
             self.pairs[(gold, view.pred)] += 1
@@ -484,8 +489,8 @@ class Run:
             self.sampling.append(record.sampling)
 
 
-def read_run(path: str | Path, spec: ReportSpec, keep_items: bool = False) -> Run:
-    run = Run(spec, str(path), keep_items=keep_items)
+def read_run(path: str | Path, spec: ReportSpec, keep_items: bool = False, view: ItemLog | None = None) -> Run:
+    run = Run(spec, str(path), keep_items=keep_items, view=view)
     for record in iter_traces(path):
         run.add(record)
     run.flush()

@@ -19,21 +19,27 @@ from medhal.reports.registry import report_spec
 from medhal.reports.traces import TraceFileError, iter_traces, resolve_trace_file
 
 if TYPE_CHECKING:
+    from medhal.reports.items import ItemLog
     from medhal.reports.report import Run
 
 
-def render(report: dict[str, Any], plots: bool = True) -> dict[str, str | bytes]:
-    """File name -> content for one report."""
+def render(report: dict[str, Any], plots: bool = True, items: ItemLog | None = None) -> dict[str, str | bytes]:
+    """File name -> content for one report; `items`, the run's items read as it was
+    (`Run.view`), gives report.html its per-item view."""
     from medhal.reports.html import report_html
     from medhal.reports.plots import render_plots
     from medhal.reports.report import write_json
 
     images = render_plots(report) if plots else {}
     report["plots"] = list(images)
+    chunks = None
+    if items is not None:
+        chunks = items.finish()
+        report["items"] = {"n": items.n, "withheld": items.withhold}
     return {
         "report.json": write_json(report),
         "report.md": to_markdown(report, report.get("headline", ("accuracy",))),
-        "report.html": report_html(report, images),
+        "report.html": report_html(report, images, chunks),
         **images,
     }
 
@@ -103,12 +109,13 @@ def report_runs(
 ) -> tuple[list[Run], list[dict[str, Any]], list[Path]]:
     """Read, report and write each run (keeping their items when several are compared), or,
     with `merge`, all of them as one run (the shards of a run split across processes)."""
+    from medhal.reports.items import ItemLog
     from medhal.reports.report import Run, build_report, read_run
 
     files = [resolve_trace_file(path) for path in paths]
     if merge:
         spec = report_spec(env_id or _benchmark_of(files[0]))
-        run = Run(spec, " + ".join(map(str, files)), merged=True)
+        run = Run(spec, " + ".join(map(str, files)), merged=True, view=ItemLog(spec.group_fields))
         for file in files:
             for record in iter_traces(file):
                 run.add(record)
@@ -118,12 +125,13 @@ def report_runs(
         for i, file in enumerate(files):
             spec = report_spec(env_id or _benchmark_of(file))
             out = file.parent if output is None else (output if len(files) == 1 else output / f"run{i + 1}")
-            groups.append((read_run(file, spec, keep_items=len(files) > 1), out))
+            view = ItemLog(spec.group_fields)
+            groups.append((read_run(file, spec, keep_items=len(files) > 1, view=view), out))
     runs, reports, outs = [], [], []
     for run, out in groups:
         report = build_report(run)
         report["headline"] = list(run.spec.headline)
-        write_files(render(report, plots), out)
+        write_files(render(report, plots, run.view), out)
         runs.append(run)
         reports.append(report)
         outs.append(out)
