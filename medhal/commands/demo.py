@@ -275,12 +275,13 @@ def summarise(
 
 
 def summary_lines(reports: list[dict[str, Any]], model: str, substituted: list[str]) -> list[str]:
+    from medhal.reports.markdown import figure_with_ci, fmt
+
     lines = ["| benchmark | items | errors | accuracy (95% CI) | parse rate |", "|---|---|---|---|---|"]
     for r in reports:
-        ci = r["micro_accuracy_ci"]
+        accuracy = figure_with_ci(r["micro_accuracy"], r["micro_accuracy_ci"])
         lines.append(
-            f"| {r['benchmark']} | {r['n']} | {r['n_errors']} | {r['micro_accuracy']:.3f} "
-            f"[{ci[0]:.3f}, {ci[1]:.3f}] | {r['parse_rate']:.3f} |"
+            f"| {r['benchmark']} | {r['n']} | {r['n_errors']} | {accuracy} | {fmt(r['parse_rate'])} |"
         )
     lines.append("")
     lines.append(

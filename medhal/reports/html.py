@@ -30,7 +30,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from medhal.reports.markdown import completeness_problems, scored_by
+from medhal.reports.markdown import completeness_problems, figure_names, scored_by
 from medhal.kit.replies import CONVENTIONS
 
 READING_NOTES = {
@@ -163,7 +163,7 @@ def text(value: Any) -> str:
     if _is_interval(value):
         return f"[{text(float(value[0]))}, {text(float(value[1]))}]"
     if value is None:
-        return "–"
+        return "—"
     return str(value)
 
 
@@ -396,13 +396,8 @@ def published_table(report: Mapping[str, Any]) -> str:
     )
 
 
-def _scalars(figures: Mapping[str, Any]) -> list[str]:
-    return [k for k, v in figures.items() if _is_number(v) and k != "n"]
-
-
 def group_table(report: Mapping[str, Any], fld: str, values: Mapping[str, Mapping[str, Any]]) -> str:
-    first = next(iter(values.values()), {})
-    others = [k for k in _scalars(first) if k != "accuracy"]
+    others = [k for k in figure_names(values.values()) if k != "accuracy"]
     rows = [
         [value, g.get("n"), figure_cell(g.get("accuracy"), g.get("accuracy_ci")), *[g.get(k) for k in others]]
         for value, g in values.items()
@@ -658,7 +653,7 @@ def _runs_table(runs: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
                 f"{esc(mcnemar['right_only_in_this'])})</span>"
             )
             if mcnemar
-            else "–"
+            else "—"
         )
         if mcnemar:
             notes.append(
@@ -669,11 +664,11 @@ def _runs_table(runs: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
         differs = (
             Markup(f'<span class="flag">&#9888; {esc(", ".join(row["differs_in"]))}</span>')
             if row.get("differs_in")
-            else "–"
+            else "—"
         )
         models = ", ".join(row.get("models") or {})
         rows.append(
-            [i, models or "–", row["n"], row["convention"], compared, p_cell, differs, code(row["run"])]
+            [i, models or "—", row["n"], row["convention"], compared, p_cell, differs, code(row["run"])]
         )
         row_classes.append("differs" if row.get("differs_in") else "")
     header = [

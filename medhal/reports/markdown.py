@@ -26,8 +26,13 @@ def fmt(value: Any) -> str:
     ):
         return f"[{value[0]:.3f}, {value[1]:.3f}]"
     if value is None:
-        return "–"
+        return "—"
     return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def figure_with_ci(value: Any, interval: Any) -> str:
+    """A figure and its interval; a figure that does not apply (None) is one dash."""
+    return f"{fmt(value)} {fmt(interval)}" if value is not None and interval is not None else fmt(value)
 
 
 def table(header: list[str], rows: Iterable[list[Any]]) -> list[str]:
@@ -136,10 +141,15 @@ def published_lines(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _scalars(figures: Mapping[str, Any]) -> list[str]:
-    return [
-        k for k, v in figures.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"
-    ]
+def figure_names(groups: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The figures of a group table: every name any group gives a number or a None (a
+    figure that does not apply to that group) to, in order of appearance, but `n`."""
+    names: dict[str, None] = {}
+    for figures in groups:
+        for k, v in figures.items():
+            if k != "n" and (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))):
+                names.setdefault(k)
+    return list(names)
 
 
 def breakdown_lines(report: Mapping[str, Any]) -> list[str]:
@@ -147,8 +157,7 @@ def breakdown_lines(report: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     for fld, values in report["groups"].items():
         keys = ["n", "accuracy", "accuracy_ci"]
-        first: Mapping[str, Any] = next(iter(values.values()), {})
-        keys += [k for k in _scalars(first) if k not in keys]
+        keys += [k for k in figure_names(values.values()) if k not in keys]
         lines += [f"### By {fld} ({report['convention']} reading)", ""]
         lines += [*table([fld, *keys], [[v, *[g.get(k) for k in keys]] for v, g in values.items()]), ""]
     if "classes" in report:
@@ -180,7 +189,7 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
         ["n", report["n"]],
         ["errored rollouts", report["n_errors"]],
         ["reading convention of the run", report["convention"]],
-        ["micro accuracy (95% CI)", f"{fmt(report['micro_accuracy'])} {fmt(report['micro_accuracy_ci'])}"],
+        ["micro accuracy (95% CI)", figure_with_ci(report["micro_accuracy"], report.get("micro_accuracy_ci"))],
         ["parse rate", report["parse_rate"]],
     ]
     if report.get("macro_over"):
@@ -245,7 +254,7 @@ def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
                         cell += f"<br>Δ {diff:+.3f}{mark} {fmt(interval)}"
                 cells.append(cell)
             models = ", ".join(row["models"] or {})
-            flagged = ", ".join(row["differs_in"]) or "–"
+            flagged = ", ".join(row["differs_in"]) or "—"
             version = (row.get("code") or {}).get("environment_version", "?")
             rows.append(
                 [f"{i}: `{row['run']}`", models, row["n"], row["convention"], version, *cells, flagged]

@@ -46,6 +46,19 @@ BASE_COLUMNS = ("n", "correct", "parsed", "error")
 _OUTCOME_KEYS = {c: (correct_key(c), parsed_key(c)) for c in CONVENTIONS}
 
 
+@dataclass(frozen=True)
+class Ratio:
+    """Total of column `num` over total of column `den` (an accuracy, a rate), a figure
+    that does not apply where nothing is in its denominator: Med-HALT's IR accuracy of a
+    run of reasoning sets is no figure at all, not 0 (`_figures` reports None)."""
+
+    num: int
+    den: int
+
+    def __call__(self, totals: np.ndarray) -> np.ndarray:
+        return m.safe_ratio(totals[:, self.num], totals[:, self.den])
+
+
 class Columns:
     """The columns of a benchmark's per-item vector, and statistics over them by name: the
     `BASE_COLUMNS`, then the benchmark's own counts, named by the fields of `counts` (a
@@ -66,7 +79,7 @@ class Columns:
         return self.index[name]
 
     def ratio(self, num: str, den: str) -> Statistic:
-        return m.ratio(self[num], self[den])
+        return Ratio(self[num], self[den])
 
     def f1(self, tp: str, predicted: str, gold: str) -> Statistic:
         return m.f1_ratio(self[tp], self[predicted], self[gold])
@@ -511,16 +524,21 @@ def _statistics(spec: ReportSpec) -> dict[str, Statistic]:
 
 
 def _shifted(statistic: Statistic, offset: int, width: int) -> Statistic:
+    if isinstance(statistic, Ratio):
+        return Ratio(statistic.num + offset, statistic.den + offset)
     return lambda totals: statistic(totals[:, offset : offset + width])
 
 
 def _figures(table: m.Table, statistics: Mapping[str, Statistic], with_ci: Iterable[str]) -> dict[str, Any]:
-    """Point values of every statistic, and percentile intervals for `with_ci`, all from
-    one set of bootstrap draws."""
+    """Point values of every statistic (None for a `Ratio` over nothing: it does not apply),
+    and percentile intervals for `with_ci`, all from one set of bootstrap draws."""
     rows, weights = m.as_table(table)
     totals = (weights @ rows)[None, :] if len(rows) else np.zeros((1, rows.shape[1] if rows.ndim == 2 else 1))
-    out: dict[str, Any] = {name: float(stat(totals)[0]) for name, stat in statistics.items()}
-    wanted = {name: stat for name, stat in statistics.items() if name in with_ci}
+    out: dict[str, Any] = {
+        name: None if isinstance(stat, Ratio) and totals[0, stat.den] == 0 else float(stat(totals)[0])
+        for name, stat in statistics.items()
+    }
+    wanted = {name: stat for name, stat in statistics.items() if name in with_ci and out[name] is not None}
     if wanted and len(rows):
         for name, interval in m.bootstrap_cis((rows, weights), wanted).items():
             out[f"{name}_ci"] = [interval[0], interval[1]]
@@ -604,7 +622,7 @@ def build_report(run: Run) -> dict[str, Any]:
         "n_errors": overall["n_errors"],
         "error_rate": overall["error_rate"],
         "micro_accuracy": overall["accuracy"],
-        "micro_accuracy_ci": overall.get("accuracy_ci", [0.0, 0.0]),
+        "micro_accuracy_ci": overall.get("accuracy_ci"),
         "macro_accuracy": overall.get("macro_accuracy", overall["accuracy"]),
         "macro_accuracy_ci": overall.get("macro_accuracy_ci", overall.get("accuracy_ci")),
         "macro_over": spec.macro_field,

@@ -727,8 +727,8 @@ def test_comparison_tables(comparison):
     assert [r[4] for r in rows] == ["reference", "paired (same tasks)", "paired (same tasks)", "unpaired"]
     # B vs A: right only in A 0, only in B 10 -> p = 2 * (1/2)^10 = 0.001953125
     # C vs A: no discordant item -> p = 1
-    assert [r[5] for r in rows] == ["–", "0.001953 (0 : 10)", "1 (0 : 0)", "–"]
-    assert [r[6] for r in rows] == ["–", "–", "⚠ prompt", "–"]
+    assert [r[5] for r in rows] == ["—", "0.001953 (0 : 10)", "1 (0 : 0)", "—"]
+    assert [r[6] for r in rows] == ["—", "—", "⚠ prompt", "—"]
     assert [r[7].split("/")[-2:] for r in rows] == [
         ["A", "traces.jsonl"],
         ["B", "traces.jsonl"],
