@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import pytest
 
+from medhal.reports.markdown import to_markdown
 from medhal.reports.report import (
     Columns,
     ItemView,
@@ -23,7 +24,6 @@ from medhal.reports.report import (
     read_run,
     reply_shape,
 )
-from medhal.reports.markdown import to_markdown
 from medhal.reports.traces import TraceFileError, iter_traces
 
 
