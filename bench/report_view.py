@@ -212,8 +212,9 @@ class Browser:
         os.close(self._read)
 
 
-READY = "['itemsReady', 'promptsReady'].map((k) => document.documentElement.dataset[k] || '')"
-"""The page's own times (ms from its script's start) to the first items shown and to every prompt decoded."""
+READY = "['itemsReady', 'itemsLoaded', 'promptsReady'].map((k) => document.documentElement.dataset[k] || '')"
+"""The page's own times (ms from its script's start) to the first items shown, to every item
+read (filters exact) and to every prompt decoded."""
 
 
 def open_page(page: Path, profile: Path) -> dict[str, Any]:
@@ -227,13 +228,15 @@ def open_page(page: Path, profile: Path) -> dict[str, Any]:
             browser.send(f"{domain}.enable")
         start = time.perf_counter()
         browser.send("Page.navigate", {"url": page.as_uri()})
-        shown = loaded = None
+        shown = every = loaded = None
         while loaded is None and time.perf_counter() - start < 300:
-            state = browser.evaluate(READY) or ["", ""]
+            state = browser.evaluate(READY) or ["", "", ""]
             now = time.perf_counter() - start
             if state[0] and shown is None:
                 shown = now
-            if state[1]:
+            if state[1] and every is None:
+                every = now
+            if state[2]:
                 loaded = now
             time.sleep(0.02)
         in_page = browser.evaluate(READY)
@@ -251,8 +254,9 @@ def open_page(page: Path, profile: Path) -> dict[str, Any]:
         shown_items = browser.evaluate("document.querySelectorAll('#items article').length")
         return {
             "first_items_s": shown,
+            "all_items_s": every,
             "prompts_decoded_s": loaded,
-            "in_page_ms": [int(v) if v else None for v in in_page or ["", ""]],
+            "in_page_ms": [int(v) if v else None for v in in_page or ["", "", ""]],
             "js_heap_mib": metrics.get("JSHeapUsedSize", 0) / 2**20,
             "filter_ms": filter_ms,
             "search_ms": search_ms,
@@ -301,6 +305,7 @@ def main() -> None:
             rows.append(row)
             print(
                 f"{n} items: {row['html_mib']:.1f} MiB page, first items after {row['first_items_s']:.2f} s, "
+                f"every item after {row['all_items_s']:.2f} s, "
                 f"prompts after {row['prompts_decoded_s']:.2f} s, console {len(row['console'])}",
                 flush=True,
             )

@@ -452,6 +452,7 @@ def item_view(report: Mapping[str, Any], chunks: Sequence[Mapping[str, bytes]]) 
         "fields": list(groups),
         "groups": {field: list(values) for field, values in groups.items()},
         "withheld": bool((report.get("items") or {}).get("withheld")),
+        "n": (report.get("items") or {}).get("n", report["n"]),
     }
     data = "".join(
         f'<script type="application/octet-stream" data-items-part="{part}" data-chunk="{i}">'

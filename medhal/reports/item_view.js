@@ -39,8 +39,8 @@
     return Array.from(document.querySelectorAll('script[data-items-part="' + name + '"]'));
   }
 
-  async function load(name) {
-    const chunks = await Promise.all(parts(name).map(inflate));
+  async function load(name, from) {
+    const chunks = await Promise.all(parts(name).slice(from).map(inflate));
     return [].concat(...chunks);
   }
 
@@ -264,16 +264,17 @@
       update();
       root.scrollIntoView();
     });
-    window.addEventListener("hashchange", () => {
-      if (readHash()) {
-        filterBox.value = state.filter;
-        groupBox.value = state.group;
-        byBox.value = state.by;
-        search.value = state.q;
-        update();
-        root.scrollIntoView();
-      }
-    });
+  }
+
+  function followHash() {
+    if (!readHash()) return;
+    const box = (name) => controls.querySelector('[name="' + name + '"]');
+    box("filter").value = state.filter;
+    box("group").value = state.group;
+    box("by").value = state.by;
+    box("q").value = state.q;
+    update();
+    root.scrollIntoView();
   }
 
   async function main() {
@@ -282,15 +283,29 @@
       return;
     }
     const linked = readHash();
-    [items.m, items.r] = await Promise.all([load("m"), load("r")]);
+    const mark = (name) => (document.documentElement.dataset[name] = String(Math.round(performance.now() - started)));
+    // The first chunk on screen at once; the filters' counts and order wait for the rest.
+    if (parts("m").length) [items.m, items.r] = await Promise.all([inflate(parts("m")[0]), inflate(parts("r")[0])]);
+    const total = meta.n;
+    if (items.m.length < total) {
+      build();
+      update();
+      status.textContent += " (reading the other " + (total - items.m.length) + " items…)";
+      mark("itemsReady");
+      const [m, r] = await Promise.all([load("m", 1), load("r", 1)]);
+      items.m = items.m.concat(m);
+      items.r = items.r.concat(r);
+    }
     build();
     update();
     if (linked) root.scrollIntoView();
-    document.documentElement.dataset.itemsReady = String(Math.round(performance.now() - started));
-    items.p = await load("p");
+    if (!document.documentElement.dataset.itemsReady) mark("itemsReady");
+    window.addEventListener("hashchange", followHash);
+    mark("itemsLoaded");
+    items.p = await load("p", 0);
     if (state.q) update();
     else render(Math.max(1, Math.ceil(shown.length / PAGE)));
-    document.documentElement.dataset.promptsReady = String(Math.round(performance.now() - started));
+    mark("promptsReady");
   }
 
   main().catch((error) => {

