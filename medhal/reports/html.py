@@ -357,7 +357,7 @@ def headline_table(report: Mapping[str, Any], headline: Iterable[str]) -> str:
         for convention in CONVENTIONS:
             figures = report["conventions"][convention]
             cells.append(figure_cell(figures.get(name), figures.get(f"{name}_ci")))
-        rows.append([name, *cells])
+        rows.append([labelled(report, name), *cells])
     own_column = {1 + CONVENTIONS.index(own): "own"} if own in CONVENTIONS else {}
     legend = "; ".join(f"<strong>{esc(c)}</strong>: {esc(READING_NOTES.get(c, ''))}" for c in CONVENTIONS)
     return (
@@ -396,13 +396,22 @@ def published_table(report: Mapping[str, Any]) -> str:
     )
 
 
+def labelled(report: Mapping[str, Any], name: str, sep: str = " ") -> Markup:
+    """A figure's name for readers, its code name beside it (in code type) when they differ."""
+    human = (report.get("figure_labels") or {}).get(name)
+    if not human or human == name:
+        return Markup(esc(name))
+    return Markup(f"{esc(human)}{sep}<code>{esc(name)}</code>")
+
+
 def group_table(report: Mapping[str, Any], fld: str, values: Mapping[str, Mapping[str, Any]]) -> str:
     others = [k for k in figure_names(values.values()) if k != "accuracy"]
     rows = [
         [value, g.get("n"), figure_cell(g.get("accuracy"), g.get("accuracy_ci")), *[g.get(k) for k in others]]
         for value, g in values.items()
     ]
-    return table([fld, "n", "accuracy (95% CI)", *others], rows, name=f"group:{fld}")
+    header = [fld, "n", "accuracy (95% CI)", *(labelled(report, k, "<br>") for k in others)]
+    return table(header, rows, name=f"group:{fld}")
 
 
 def report_html(

@@ -86,24 +86,30 @@ def completeness_lines(report: Mapping[str, Any]) -> list[str]:
     return ["> **Incomplete run.** " + "; ".join(problems) + ". Figures below cover what is there.", ""]
 
 
+def label(report: Mapping[str, Any], name: str) -> str:
+    """A figure's name for readers, with its code name beside it when they differ."""
+    human = (report.get("figure_labels") or {}).get(name)
+    return f"{human} (`{name}`)" if human and human != name else name
+
+
 def headline_lines(report: Mapping[str, Any], headline: Iterable[str]) -> list[str]:
+    """One row per figure (the macro ones first), one column per reading convention."""
     names = [n for n in headline if n in report["conventions"][CONVENTIONS[0]]]
     macro = [
         k for k in report["conventions"][CONVENTIONS[0]] if k.startswith("macro_") and not k.endswith("_ci")
     ]
     rows = []
-    for convention in CONVENTIONS:
-        figures = report["conventions"][convention]
-        marker = " (run)" if convention == report.get("convention") else ""
+    for name in dict.fromkeys([*macro, *names]):
         cells = []
-        for name in [*macro, *names]:
-            value, interval = figures.get(name), figures.get(f"{name}_ci")
-            cells.append(f"{fmt(value)} {fmt(interval)}" if interval else fmt(value))
-        rows.append([f"{convention}{marker}", *cells])
+        for convention in CONVENTIONS:
+            figures = report["conventions"][convention]
+            cells.append(figure_with_ci(figures.get(name), figures.get(f"{name}_ci")))
+        rows.append([label(report, name), *cells])
+    header = [f"{c} (run)" if c == report.get("convention") else c for c in CONVENTIONS]
     return [
         "### Headline figures by reading convention",
         "",
-        *table(["reading", *[*macro, *names]], rows),
+        *table(["figure", *header], rows),
         "",
         (
             "medhal: what a careful human reads; authors: the benchmark authors' published parsing, "
@@ -159,7 +165,8 @@ def breakdown_lines(report: Mapping[str, Any]) -> list[str]:
         keys = ["n", "accuracy", "accuracy_ci"]
         keys += [k for k in figure_names(values.values()) if k not in keys]
         lines += [f"### By {fld} ({report['convention']} reading)", ""]
-        lines += [*table([fld, *keys], [[v, *[g.get(k) for k in keys]] for v, g in values.items()]), ""]
+        header = [fld, *(label(report, k) for k in keys)]
+        lines += [*table(header, [[v, *[g.get(k) for k in keys]] for v, g in values.items()]), ""]
     if "classes" in report:
         lines += [f"### Per class ({report['convention']} reading)", ""]
         lines += table(

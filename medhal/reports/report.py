@@ -158,6 +158,28 @@ class ReportSpec:
     group_sizes: Mapping[str, int] = field(default_factory=dict)
     """Items of each complete macro group (a test set, a component): a run that covers one
     group completely is comparable with the figures published for that group."""
+    figure_labels: Mapping[str, str] = field(default_factory=dict)
+    """A reader's name for each of the benchmark's statistics ("F1, paper convention"),
+    shown beside the code name in report.md and report.html (`figure_labels`)."""
+
+
+BASE_LABELS = {
+    "accuracy": "accuracy",
+    "parse_rate": "replies read",
+    "error_rate": "failed rollouts",
+    "n_errors": "failed rollouts (count)",
+}
+"""Names for the figures every report has."""
+
+
+def figure_labels(spec: ReportSpec) -> dict[str, str]:
+    """Code name -> a reader's name for every figure of a report, the macro ones included
+    ("accuracy, mean over test_set")."""
+    labels = {**BASE_LABELS, **spec.figure_labels}
+    if spec.macro_field:
+        for name in spec.macro_statistics:
+            labels[f"macro_{name}"] = f"{labels.get(name, name)}, mean over {spec.macro_field}"
+    return labels
 
 
 # ------------------------------------------------------------------------------ reading
@@ -698,6 +720,7 @@ def _add_details(report: dict[str, Any], run: Run) -> None:
     report["complete_groups"] = complete_groups(report, spec)
     report["published"] = published_comparison(report, spec)
     report["notes"] = list(spec.notes)
+    report["figure_labels"] = figure_labels(spec)
 
 
 def complete_groups(report: Mapping[str, Any], spec: ReportSpec) -> list[str]:

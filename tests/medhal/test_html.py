@@ -292,6 +292,7 @@ TOY = ReportSpec(
         Published("Paper model", (), "accuracy", "b", 0.1, "Toy paper, Table 2"),
     ),
     group_sizes={"a": 3, "b": 2},  # complete groups: their published figures are comparable
+    figure_labels={"yes_rate": "said <yes>"},  # shown as text
 )
 
 PROVENANCE = {"dataset": "toy", "options": {"parser": "medhal"}, "code": {"environment_version": "1.0"}}
@@ -446,7 +447,12 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
 
     header, rows, table = a_table(root, "headline")
     assert header == ["figure", "medhal this run's reading", "authors", "strict"]
-    assert [r[0] for r in rows] == ["macro_accuracy", "accuracy", "yes_rate"]
+    assert [r[0] for r in rows] == [
+        "accuracy, mean over part macro_accuracy",
+        "accuracy",
+        "said <yes> yes_rate",
+    ]
+    assert [c.text() for c in table.one("tbody").all("code")] == ["macro_accuracy", "yes_rate"]
     # macro: medhal a 2/3, b 1/2 -> 0.583; authors a 3/3, b 0/2 -> 0.500; strict as medhal -> 0.583
     # accuracy: 3/5 under all three; yes_rate: medhal {0} 1/5, authors {0, 2, 3} 3/5, strict {0} 1/5
     assert [[first_number(c) for c in r[1:]] for r in rows] == [
@@ -458,7 +464,15 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
     assert all("own" in tr.all("td")[1].classes() for tr in table.one("tbody").all("tr"))
 
     header, rows, _ = a_table(root, "group:part")
-    assert header == ["part", "n", "accuracy (95% CI)", "n_errors", "parse_rate", "error_rate", "yes_rate"]
+    assert header == [
+        "part",
+        "n",
+        "accuracy (95% CI)",
+        "failed rollouts (count) n_errors",
+        "replies read parse_rate",
+        "failed rollouts error_rate",
+        "said <yes> yes_rate",
+    ]
     # a: items 0, 1, 2: right 2, read 3, yes 1 (item 0); b: items 3, 4: right 1, read 1, yes 0; no errors
     assert [[r[0], r[1], first_number(r[2]), *r[3:]] for r in rows] == [
         ["a", "3", "0.667", "0", "1.000", "0.000", "0.333"],
@@ -803,7 +817,7 @@ def test_medhal_score_writes_a_self_contained_page(medfact_page):
     assert len(root.all("img")) == len(report["plots"]) == len(list(medfact_page.glob("*.png"))) >= 2
     header, rows, _ = a_table(root, "headline")
     assert header[1:] == ["medhal this run's reading", "authors", "strict"]
-    assert [r[0] for r in rows][:2] == ["macro_accuracy", "accuracy"]
+    assert [r[0] for r in rows][:2] == ["accuracy, mean over dataset macro_accuracy", "accuracy"]
     header, rows, _ = a_table(root, "confusion")
     assert (
         header == ["gold \\ predicted", "SUPPORT", "NEI", "CONTRADICT", "INVALID", "ERROR"] and len(rows) == 3
