@@ -250,6 +250,7 @@ def summarise(
     """Write the demo's own report.md and report.json, print the summary, and give the exit
     status: 1 when an eval failed or a run's error rate is above `--max-error-rate`."""
     from medhal.kit.files import atomic_write_text
+    from medhal.reports.html import combined_html
     from medhal.reports.markdown import to_markdown
     from medhal.reports.report_files import error_rate_problems
 
@@ -259,9 +260,19 @@ def summarise(
     )
     atomic_write_text(root / "report.md", body)
     atomic_write_text(root / "report.json", json.dumps(reports, indent=1, ensure_ascii=False) + "\n")
+    links = [f"{r['benchmark']}/report.html" for r in reports]
+    atomic_write_text(
+        root / "report.html",
+        combined_html(
+            f"medhal demo ({endpoint})",
+            [line for line in summary if not line.startswith("|")],
+            reports,
+            links,
+        ),
+    )
     print("\n" + "\n".join(summary))
     print(
-        f"\nwrote {root / 'report.md'} ({time.time() - started:.0f}s); "
+        f"\nwrote {root / 'report.md'}, report.html ({time.time() - started:.0f}s); "
         f"per benchmark: {root}/<environment>/report.html"
     )
     if failed:

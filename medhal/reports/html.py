@@ -30,7 +30,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from medhal.reports.markdown import completeness_problems, figure_names, scored_by
+from medhal.reports.markdown import completeness_problems, difference_text, figure_names, scored_by
 from medhal.kit.replies import CONVENTIONS
 
 READING_NOTES = {
@@ -607,6 +607,38 @@ def _provenance(provenance: Mapping[str, Any]) -> str:
     )
 
 
+def combined_html(title: str, lines: Sequence[str], reports: Sequence[Mapping[str, Any]], links: Sequence[str]) -> str:
+    """One page for several reports (the demo's): `lines` of introduction, a table of every
+    report's n, errors, accuracy and parse rate, then each report's header, warnings, summary
+    and headline figures, with a link to its own report.html (`links`, relative paths) for
+    the breakdowns and the items."""
+    rows = []
+    for report, link in zip(reports, links, strict=True):
+        rows.append(
+            [
+                Markup(f'<a href="#{esc(_slug("bench-" + report["benchmark"]))}">{esc(report["benchmark"])}</a>'),
+                report["n"],
+                report["n_errors"],
+                figure_cell(report["micro_accuracy"], report.get("micro_accuracy_ci")),
+                report["parse_rate"],
+            ]
+        )
+    parts = [
+        f"<header><h1>{esc(title)}</h1></header>",
+        *(f"<p>{esc(line)}</p>" for line in lines if line.strip()),
+        table(["benchmark", "items", "errors", "accuracy (95% CI)", "parse rate"], rows, name="combined"),
+    ]
+    for report, link in zip(reports, links, strict=True):
+        headline = report.get("headline") or ("accuracy",)
+        parts.append(
+            f'<section id="{esc(_slug("bench-" + report["benchmark"]))}">'
+            f"<h2>{esc(report['title'])}</h2>"
+            f'<p class="meta">Every figure, group, plot and item: <a href="{esc(link)}">{esc(link)}</a></p>'
+            f"{banners(report)}{summary_table(report)}{headline_table(report, headline)}</section>"
+        )
+    return page(title, "".join(parts))
+
+
 # ------------------------------------------------------------------------- comparison
 
 
@@ -624,13 +656,28 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
     parts = []
     if flagged:
         items = "".join(
-            f"<li>run {i} differs from run 1 in {esc(', '.join(runs[i - 1]['differs_in']))}</li>"
+            f"<li>run {i} differs from run 1 in {esc(', '.join(runs[i - 1]['differs_in']))}"
+            + (
+                ": <ul>"
+                + "".join(f"<li>{esc(difference_text(d, i))}</li>" for d in runs[i - 1].get("differences") or [])
+                + "</ul>"
+                if runs[i - 1].get("differences")
+                else ""
+            )
+            + "</li>"
             for i in flagged
         )
         parts.append(
             '<div class="banner warn" data-banner="differs"><p><strong>Not like for like.</strong> '
             "Part of any "
             f"difference below is the code's or the setting's, not the model's:</p><ul>{items}</ul></div>"
+        )
+    warned = [(i, w) for i, row in enumerate(runs, start=1) for w in row.get("warnings") or []]
+    if warned:
+        items = "".join(f"<li>run {i}: {esc(w)}</li>" for i, w in warned)
+        parts.append(
+            '<div class="banner alert" data-banner="run-warnings"><p><strong>Runs with warnings.</strong> '
+            f"As their own reports say:</p><ul>{items}</ul></div>"
         )
     runs_table, notes = _runs_table(runs)
     parts.append(runs_table)

@@ -234,6 +234,17 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
     return "\n".join(lines)
 
 
+def difference_text(difference: Mapping[str, Any], i: int) -> str:
+    """One compared value that differs, in words: "sampling temperature: 0.0 in run 1, 0.7 in run 2"."""
+    what = difference["field"] + (f" {difference['setting']}" if difference.get("setting") else "")
+
+    def shown(value: Any) -> str:
+        text = "unset" if value is None else str(value)
+        return text if len(text) <= 160 else text[:157] + "..."
+
+    return f"{what}: {shown(difference['first'])} in run 1, {shown(difference['this'])} in run {i}"
+
+
 def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
     """One table per benchmark: each run's headline figures, and for every run after the
     first its difference to the first with a 95% interval (paired when the runs cover the
@@ -284,7 +295,10 @@ def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
                 notes.append(
                     f"run {i} differs from run 1 in {', '.join(row['differs_in'])}: part of any "
                     "difference is the code's or the setting's, not the model's."
+                    + "".join(f" {difference_text(d, i)}." for d in row.get("differences") or [])
                 )
+        for i, row in enumerate(comparison["runs"], start=1):
+            notes += [f"run {i}: {fmt(w)}." for w in row.get("warnings") or []]
         lines += [f"- {n}" for n in notes] + [
             "- Δ = difference to run 1 with its 95% cluster-bootstrap interval (paired: the same clusters "
             "resampled for both runs); * = the interval excludes 0.",

@@ -222,7 +222,12 @@ def outside_references(root: Node) -> list[str]:
             if name.startswith("on"):
                 found.append(f"{node.tag}[{name}]")
             if name in URL_ATTRIBUTES and not (
-                node.tag == "img" and name == "src" and (value or "").startswith("data:image/png;base64,")
+                (node.tag == "img" and name == "src" and (value or "").startswith("data:image/png;base64,"))
+                or (
+                    node.tag == "a"
+                    and name == "href"
+                    and re.fullmatch(r"#[\w-]+|[\w-]+/report\.html", value or "")
+                )
             ):
                 found.append(f"{node.tag}[{name}={value!r}]")
             if name == "style" and re.search(r"url\s*\(|@import|expression\s*\(", value or "", re.I):
@@ -240,14 +245,16 @@ def test_the_reference_check_finds_references():
         '<!DOCTYPE html><html><head><link rel="stylesheet" href="https://cdn.example/x.css">'
         "<style>@import 'x.css'; body{background:url(https://example.com/a.png)}</style></head><body>"
         '<img src="https://example.com/p.png"><img src="data:image/png;base64,AAAA" onerror="alert(1)">'
-        '<a href="#top">top</a><p style="background:url(x.png)">x</p><script>1</script></body></html>'
+        '<a href="https://example.com/">x</a><a href="../report.html">up</a>'
+        '<p style="background:url(x.png)">x</p><script>1</script></body></html>'
     )
     found = outside_references(parse(hostile))
     for expected in (
         "<link>",
         "<script>",
         "img[onerror]",
-        "a[href='#top']",
+        "a[href='https://example.com/']",
+        "a[href='../report.html']",
         "p[style]",
         "img[src='https://example.com/p.png']",
         "<style> with url(, @import or @font-face",
@@ -775,7 +782,10 @@ def test_comparison_tables(comparison):
         assert row[3].endswith("Δ +0.000 [0.000, 0.000]") and row[4].endswith("Δ +0.000 [0.000, 0.000]")
 
     banner = root.one("div", data_banner="differs")
-    assert [li.text() for li in banner.all("li")] == ["run 3 differs from run 1 in prompt"]
+    assert [li.text() for li in banner.all("li")] == [
+        "run 3 differs from run 1 in prompt: prompt prompt: unset in run 1, v2 in run 3",
+        "prompt prompt: unset in run 1, v2 in run 3",
+    ]
     markdown = root.one("details").one("pre").text()
     assert markdown == " ".join(comparison_markdown(comparisons).split())
 
@@ -929,3 +939,57 @@ def test_the_report_prints(messy, tmp_path):
     assert proc.returncode == 0 and console_lines(proc) == [], proc.stderr[-3000:]
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF-") and len(re.findall(rb"/Type\s*/Page\b", data)) >= 1
+
+
+def test_a_comparison_keeps_each_runs_warnings_and_names_the_values_that_differ(tmp_path):
+    """Run 2: demo prompts, temperature 0.7 instead of 0.0, a top_p run 1 never set."""
+    hot = ten("no", 0, provenance=DEMO)
+    for row in hot:
+        row["agent"]["sampling"] = {"temperature": 0.7, "top_p": 0.9}
+    runs, reports = [], []
+    for name, rows in {"cold": ten("no", 0), "hot": hot}.items():
+        run = read_run(write_traces(tmp_path / name / "traces.jsonl", rows), TOY, keep_items=True)
+        runs.append(run)
+        reports.append(build_report(run))
+    comparisons = [compare_runs(runs, reports)]
+    first, second = comparisons[0]["runs"]
+    assert first["warnings"] == [] and first["differences"] == []
+    assert second["warnings"] == ["demo prompts: a pipeline check, not benchmark results"]
+    assert second["differs_in"] == ["sampling"]
+    assert second["differences"] == [
+        {"field": "sampling", "setting": "temperature", "first": 0.0, "this": 0.7},
+        {"field": "sampling", "setting": "top_p", "first": None, "this": 0.9},
+    ]
+    text = comparison_markdown(comparisons)
+    assert "sampling temperature: 0.0 in run 1, 0.7 in run 2" in text
+    assert "sampling top_p: unset in run 1, 0.9 in run 2" in text
+    assert "- run 2: demo prompts: a pipeline check, not benchmark results." in text
+    root = parse(comparison_html(text, comparisons))
+    differs = [li.text() for li in root.one("div", data_banner="differs").all("li")]
+    assert "sampling temperature: 0.0 in run 1, 0.7 in run 2" in differs
+    warned = [li.text() for li in root.one("div", data_banner="run-warnings").all("li")]
+    assert warned == ["run 2: demo prompts: a pipeline check, not benchmark results"]
+
+
+def test_a_combined_page_for_several_reports(clean, messy):
+    """The demo's report.html: a table of every report, then each one's warnings, summary and
+    headline figures, linked to its own report.html."""
+    from medhal.reports.html import combined_html
+
+    messy = {**messy, "benchmark": "other"}
+    html = combined_html(
+        "medhal demo <x>", ["Two toy runs.", ""], [clean, messy], ["toy/report.html", "other/report.html"]
+    )
+    root = parse(html)
+    assert outside_references(root) == []
+    assert root.one("h1").text() == "medhal demo <x>"
+    header, rows, _ = a_table(root, "combined")
+    assert header == ["benchmark", "items", "errors", "accuracy (95% CI)", "parse rate"]
+    assert [r[:3] for r in rows] == [["toy", "5", "0"], ["other", "5", "1"]]
+    assert [first_number(r[3]) for r in rows] == ["0.600", "0.200"]
+    sections = root.all("section")
+    assert [s.attrs["id"] for s in sections] == ["bench-toy", "bench-other"]
+    assert [s.one("a").attrs["href"] for s in sections] == ["toy/report.html", "other/report.html"]
+    assert sections[1].one("div", data_banner="demo-prompts") is not None
+    assert sections[0].all("div", data_banner="demo-prompts") == []
+    assert len(root.all("table", data_table="headline")) == 2
