@@ -634,8 +634,9 @@ def view_section(v: dict) -> list[str]:
         "",
         (
             "Cost in `medhal report` (same process, same traces, read twice): reading with the items "
-            "collected (each compressed as it streams past, so memory does not grow with the texts) vs. "
-            "without."
+            "collected (each compressed as it streams past: while reading, memory holds compressed bytes, "
+            "not texts) vs. without; the page itself is built in memory before it is written, so the peak "
+            "of a `medhal report` process grows with the page's size."
         ),
         "",
         table(
