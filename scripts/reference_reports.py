@@ -62,19 +62,31 @@ def med_halt_deepseek(shared: Path, out: Path) -> None:
             ],
             check=True,
         )
+    withhold_replies(out, "med-halt")
     (out / "traces.jsonl").unlink()  # traces hold upstream prompt text and rows: not published
-    withhold_replies(out)
 
 
-def withhold_replies(out: Path) -> None:
-    """Model replies can quote the upstream question or prompt: the published copy keeps
-    how many replies were unreadable and their trace ids, not their text."""
-    from medhal.reports.report_files import render, write_files
+def withhold_replies(out: Path, env_id: str, shapes: bool = True) -> None:
+    """The report again from its traces, for publishing. Prompts can be upstream text and
+    model replies can quote the upstream question or prompt: report.html's item view keeps
+    every item's rightness under each convention, reward and error, not its prompt, reply,
+    gold answer or readings; with `shapes`, the unreadable replies keep their count and
+    trace ids, not their text."""
+    from medhal.reports.items import ItemLog
+    from medhal.reports.registry import report_spec
+    from medhal.reports.report import build_report, read_run
+    from medhal.reports.report_files import render, shown_source, write_files
 
-    report = json.loads((out / "report.json").read_text())
-    for shape in report.get("unreadable", []):
-        shape["shape"] = "(withheld in the published copy: replies may quote upstream rows)"
-    write_files(render(report), out)
+    spec = report_spec(env_id)
+    traces = out / "traces.jsonl"
+    run = read_run(traces, spec, view=ItemLog(spec.group_fields, withhold=True))
+    report = build_report(run)
+    report["headline"] = list(spec.headline)
+    report["source"] = shown_source(traces, out)
+    if shapes:
+        for shape in report.get("unreadable", []):
+            shape["shape"] = "(withheld in the published copy: replies may quote upstream rows)"
+    write_files(render(report, items=run.view), out)
 
 
 def demo(out: Path) -> None:
@@ -84,6 +96,7 @@ def demo(out: Path) -> None:
         shutil.rmtree(out)
     subprocess.run([str(BIN / "medhal"), "demo", "--demo-prompts", "-o", str(out)], check=True)
     for traces in out.glob("*/traces.jsonl"):
+        withhold_replies(traces.parent, traces.parent.name, shapes=False)
         traces.unlink()  # prompts include upstream prompt text: not published
     for extra in [*out.glob("*/eval.*"), *out.glob("*.log")]:
         extra.unlink()

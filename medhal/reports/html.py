@@ -470,8 +470,9 @@ def item_view(report: Mapping[str, Any], chunks: Sequence[Mapping[str, bytes]]) 
         for part in ("m", "r", "p")
     )
     withheld = (
-        "<p>Prompts, replies and gold answers are withheld in this published copy (they may quote "
-        "upstream rows); readings, rewards and errors are all there.</p>"
+        "<p>Prompts, replies, gold answers and readings are withheld in this published copy (they may "
+        "quote upstream rows); whether each convention read the reply and got it right, rewards and "
+        "errors are all there.</p>"
         if meta["withheld"]
         else ""
     )

@@ -18,7 +18,8 @@ before it has decoded the prompts:
 
 Texts are cleaned as everywhere in a page (`medhal.reports.html.clean`); escaping is the
 page's business (it only ever sets them as text). `withhold` keeps the figures of every
-item but leaves out prompt, reply and gold (a published copy must not quote upstream rows).
+item but leaves out prompt, reply, gold and readings (a published copy must not quote
+upstream rows).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from medhal.kit.replies import CONVENTIONS
+from medhal.reports import metrics as m
 from medhal.reports.html import clean
 
 if TYPE_CHECKING:
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
 CHUNK = 2000
 """Items per chunk: about a megabyte of decoded text each for typical replies."""
 PARTS = ("m", "r", "p")
+WITHHELD = "(withheld)"
+"""What a withheld copy shows for a reading that was made (INVALID and ERROR stay)."""
 LEVEL = 3
 """zlib level: on real prompts and reasoning-length replies, level 6 makes the data 12% smaller
 than level 3 and takes twice as long, which a 60,000-item report pays in full."""
@@ -96,7 +100,7 @@ class ItemLog:
             idx,
             [clean(g) for g in groups],
             None if self.withhold else _text(gold),
-            [clean(views[c].pred) for c in CONVENTIONS],
+            [self._reading(views[c].pred) for c in CONVENTIONS],
             correct,
             parsed,
             rewards,
@@ -109,6 +113,10 @@ class ItemLog:
         self._in_chunk += 1
         if self._in_chunk == CHUNK:
             self._close()
+
+    def _reading(self, pred: str) -> str:
+        """A reading as shown: withheld (it can quote the reply) unless it is INVALID or ERROR."""
+        return pred if not self.withhold or pred in (m.INVALID, m.ERROR) else WITHHELD
 
     def _write(self, part: str, value: Any) -> None:
         if not self._open:

@@ -715,7 +715,7 @@ def _add_details(report: dict[str, Any], run: Run) -> None:
     ]
     report["n_unreadable"] = run.unreadable.total
     report["errors"] = {message: count for message, count, _ in run.errors.top(50)}
-    report["provenance"] = provenance_summary(run)
+    report["provenance"] = hide_machine_paths(provenance_summary(run))
     report["demo_prompts"] = '"written_by"' in json.dumps(report["provenance"]["data"])
     report["complete_groups"] = complete_groups(report, spec)
     report["published"] = published_comparison(report, spec)
@@ -816,6 +816,24 @@ def _group_order(spec: ReportSpec, fld: str, value: str) -> tuple[int, str]:
     if fld == spec.macro_field and value in spec.macro_groups:
         return (spec.macro_groups.index(value), value)
     return (len(spec.macro_groups), value)
+
+
+_MACHINE_PATH = re.compile(r"(?:/|~/|[A-Za-z]:[\\/])[^\n]*[\\/][^\n]*")
+"""An absolute path of the machine that ran: /..., ~/..., C:\\... (with a directory in it)."""
+
+
+def hide_machine_paths(value: Any) -> Any:
+    """`value` with every absolute path in it cut to its last two parts ("…/samples/x.jsonl"):
+    a report is published and archived, and the layout of the disk it was made on is
+    nobody's business (files are identified by their sha256 beside the path)."""
+    if isinstance(value, dict):
+        return {k: hide_machine_paths(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [hide_machine_paths(v) for v in value]
+    if isinstance(value, str) and _MACHINE_PATH.fullmatch(value):
+        parts = [p for p in re.split(r"[\\/]", value) if p]
+        return "…/" + "/".join(parts[-2:])
+    return value
 
 
 def provenance_summary(run: Run) -> dict[str, Any]:

@@ -9,6 +9,7 @@ old one. A failure while rendering leaves the previous good report untouched.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -130,12 +131,22 @@ def report_runs(
     runs, reports, outs = [], [], []
     for run, out in groups:
         report = build_report(run)
+        report["source"] = " + ".join(shown_source(file, out) for file in (files if merge else [Path(run.path)]))
         report["headline"] = list(run.spec.headline)
         write_files(render(report, plots, run.view), out)
         runs.append(run)
         reports.append(report)
         outs.append(out)
     return runs, reports, outs
+
+
+def shown_source(file: Path, out: Path) -> str:
+    """Where a report's traces are, as the report shows it: relative to the folder that holds
+    the report's folder ("run-dir/traces.jsonl" for a report beside its traces), else to the
+    report itself; never an absolute path of the machine that made it."""
+    file, out = file.resolve(), out.resolve()
+    base = out.parent if file.is_relative_to(out.parent) else out
+    return Path(os.path.relpath(file, base)).as_posix()
 
 
 def write_comparison(

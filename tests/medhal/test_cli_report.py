@@ -225,3 +225,26 @@ def test_a_reader_that_stops_early_causes_no_error(scored, tmp_path, args):
     assert proc.wait(timeout=300) == 0, stderr
     assert stderr == ""
     assert (run / "report.html").is_file()
+
+
+def test_reports_carry_no_path_of_the_machine(scored, tmp_path):
+    """`source` is relative: the run directory and file for a report beside its traces, else
+    the way from the report to them; the dataset path in the provenance is cut to its last
+    parts."""
+    run = copy_run(scored, tmp_path)
+    elsewhere = tmp_path / "reports" / "mine"
+    for args, out, source, base in [
+        ((), run, "run/traces.jsonl", run.parent),
+        (("-o", str(elsewhere)), elsewhere, "../../run/traces.jsonl", elsewhere),
+    ]:
+        proc = medhal("report", str(run), "--no-plots", *args)
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads((out / "report.json").read_text())
+        assert report["source"] == source
+        assert (base / source).resolve() == (run / "traces.jsonl").resolve()
+        for name in ("report.json", "report.md", "report.html"):
+            text = (out / name).read_text(encoding="utf-8")
+            assert (
+                str(tmp_path) not in text and "/work/" not in text and str(Path.home()) + "/" not in text
+            ), name
+        assert report["provenance"]["data"]["options"]["dataset_path"].startswith("…/")

@@ -124,7 +124,9 @@ def test_a_withheld_copy_keeps_figures_but_no_text(tmp_path):
     root = parse(files["report.html"])
     data = decoded(root)
     assert data["r"] == [None] * 6 and data["p"] == [None] * 6 and [r[2] for r in data["m"]] == [None] * 6
-    assert [r[3] for r in data["m"]][2] == ["no", "yes", "INVALID"]
+    assert [r[3] for r in data["m"]][2] == ["(withheld)", "(withheld)", "INVALID"]
+    assert [r[3] for r in data["m"]][5] == ["ERROR"] * 3
+    assert [r[4] for r in data["m"]] == [7, 7, 2, 5, 0, 0]  # rightness stays
     assert json.loads(files["report.json"])["items"] == {"n": 6, "withheld": True}
     assert "withheld" in root.one("section", id="items").text()
 
