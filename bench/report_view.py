@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BIN, out_dir, run_measured, shared_data, table, write_json
+from common import BIN, ROOT, out_dir, run_measured, shared_data, table, write_json
 
 SIZES = (2_000, 14_000, 60_000)
 PHASES = """
@@ -64,23 +64,15 @@ print(out)
 
 def template_traces(work: Path) -> list[dict[str, Any]]:
     """The 112 real Med-HALT sample traces (`medhal score` with the real answers)."""
-    from verifiers.v1.loaders import taskset_class, taskset_config_type
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from reference_reports import write_deepseek_predictions
 
     shared = shared_data()
     if shared is None:
         raise SystemExit("needs MEDHAL_SHARED_DATA (and MEDHAL_ASSETS_DIR for the prompt files)")
     samples = shared / "medhalt" / "samples"
-    options = {"id": "med-halt", "subset": "all", "dataset_path": str(samples)}
-    tasks = taskset_class("med-halt")(taskset_config_type("med-halt").model_validate(options)).select()
-    idx_by_id = {t.data.source_id: t.data.idx for t in tasks}
     preds = work / "predictions.jsonl"
-    with open(preds, "w") as f:
-        for dump in sorted(samples.glob("*.deepseek-r1-7b.outputs.jsonl")):
-            for line in dump.read_text().splitlines():
-                row = json.loads(line)
-                output = row["output"]
-                reply = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-                f.write(json.dumps({"idx": idx_by_id[row["id"]], "reply": reply}) + "\n")
+    write_deepseek_predictions(samples, preds)
     run = work / "template"
     subprocess.run(
         [

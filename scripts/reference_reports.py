@@ -26,22 +26,28 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
-def med_halt_deepseek(shared: Path, out: Path) -> None:
+def write_deepseek_predictions(samples: Path, preds: Path) -> None:
+    """`medhal score` predictions from the fork's deepseek-r1-7b dump of the Med-HALT samples
+    (keyed by row id; an answer dict is written back as JSON text)."""
     from verifiers.v1.loaders import taskset_class, taskset_config_type
 
-    samples = shared / "medhalt" / "samples"
     options = {"id": "med-halt", "subset": "all", "dataset_path": str(samples)}
     tasks = taskset_class("med-halt")(taskset_config_type("med-halt").model_validate(options)).select()
     idx_by_id = {t.data.source_id: t.data.idx for t in tasks}
+    with open(preds, "w") as f:
+        for dump in sorted(samples.glob("*.deepseek-r1-7b.outputs.jsonl")):
+            for line in dump.read_text().splitlines():
+                row = json.loads(line)
+                output = row["output"]
+                reply = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+                f.write(json.dumps({"idx": idx_by_id[row["id"]], "reply": reply}) + "\n")
+
+
+def med_halt_deepseek(shared: Path, out: Path) -> None:
+    samples = shared / "medhalt" / "samples"
     with tempfile.TemporaryDirectory() as tmp:
         preds = Path(tmp) / "predictions.jsonl"
-        with open(preds, "w") as f:
-            for dump in sorted(samples.glob("*.deepseek-r1-7b.outputs.jsonl")):
-                for line in dump.read_text().splitlines():
-                    row = json.loads(line)
-                    output = row["output"]
-                    reply = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-                    f.write(json.dumps({"idx": idx_by_id[row["id"]], "reply": reply}) + "\n")
+        write_deepseek_predictions(samples, preds)
         if out.exists():
             shutil.rmtree(out)
         subprocess.run(

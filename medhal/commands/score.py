@@ -8,7 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from medhal.commands.report import add_max_error_rate, gate
+from medhal.commands.report import add_max_error_rate, gate, summary_lines
 from medhal.kit.options import parse_taskset_options, taskset_config
 from medhal.reports.registry import report_spec
 from medhal.reports.report_files import report_runs
@@ -34,10 +34,13 @@ def cmd_score(ns: argparse.Namespace) -> int:
             f"{missing} of {len(tasks)} tasks had no prediction: recorded as errors (MissingPrediction)",
             file=sys.stderr,
         )
-    _, reports, _ = report_runs([ns.output], ns.output, ns.env_id, plots=not ns.no_plots)
-    from medhal.reports.markdown import to_markdown
+    _, reports, outs = report_runs([ns.output], ns.output, ns.env_id, plots=not ns.no_plots)
+    if ns.print:
+        from medhal.reports.markdown import to_markdown
 
-    print(to_markdown(reports[0], reports[0]["headline"]))
+        print(to_markdown(reports[0], reports[0]["headline"]))
+    else:
+        print("\n".join(summary_lines(reports[0], outs[0])))
     return gate(reports, ns.max_error_rate, allow_incomplete=True)
 
 
@@ -56,4 +59,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     sc.add_argument("--model", default="offline", help="model name recorded on the traces")
     add_max_error_rate(sc, 1.0)
     sc.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
+    sc.add_argument(
+        "--print", action="store_true", help="print the whole report.md instead of a short summary"
+    )
     sc.set_defaults(handler=cmd_score, takes_taskset_options=True)

@@ -5,17 +5,10 @@ from __future__ import annotations
 
 from itertools import combinations
 
+from med_halt.benchmark import SETS as MED_HALT_SETS
 from medhal.reports.plots import ALL_ZERO, group_bars_figure, group_bars_png
 
-SETS = (
-    "reasoning_FCT",
-    "reasoning_nota",
-    "reasoning_fake",
-    "IR_pmid2title",
-    "IR_pubmedlink2title",
-    "IR_title2pubmedlink",
-    "IR_abstract2pubmedlink",
-)
+SETS = tuple(MED_HALT_SETS)
 
 
 def report(accuracies: list[float]) -> dict:
