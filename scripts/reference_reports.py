@@ -106,6 +106,8 @@ def demo(out: Path) -> None:
         traces.unlink()  # prompts include upstream prompt text: not published
     for extra in [*out.glob("*/eval.*"), *out.glob("*.log")]:
         extra.unlink()
+    for config in out.glob("*/config.toml"):  # eval's own: paths of this checkout, made relative to it
+        config.write_text(config.read_text().replace(f"{ROOT}/", ""))
 
 
 def main() -> None:
