@@ -581,6 +581,91 @@ def tasks_section(t: dict) -> list[str]:
     ]
 
 
+def view_section(v: dict) -> list[str]:
+    rows = v["sizes"]
+    return [
+        "## report.html's item view: size and time to open",
+        "",
+        (
+            "`bench/report_view.py`. Real Med-HALT traces (the 16-row samples of the seven sets, real "
+            "prompts with their few-shot examples, the real deepseek-r1-7b answers) repeated to each size"
+            " with fresh idx, each reply with a reasoning block of 150 to 450 random words in front "
+            "(random words compress worse than prose: an upper bound for replies of that length). The "
+            "page embeds every item once, gzip-compressed in chunks of 2,000 (base64 in inert data "
+            "blocks), and decodes them with the browser's DecompressionStream; it renders 50 items a "
+            "page. Opened in headless Chromium over the DevTools protocol: wall time from the navigation "
+            "command to the first page of items on screen (the first chunk), to every item read (the "
+            "filters' counts exact), and to every prompt decoded (search covers prompts from then on); "
+            "one filter change (wrong, over every item) and one text search timed "
+            "inside the page. Console messages: none at any size."
+            if all(not r["console"] for r in rows)
+            else "Console messages were seen: see reports/bench/report_view.json."
+        ),
+        "",
+        table(
+            [
+                "items",
+                "traces.jsonl MiB",
+                "report.html MiB",
+                "without the view MiB",
+                "first items s",
+                "every item s",
+                "prompts decoded s",
+                "JS heap MiB",
+                "filter ms",
+                "search ms",
+            ],
+            [
+                [
+                    r["items"],
+                    r["traces_mib"],
+                    r["html_mib"],
+                    r["html_without_view_mib"],
+                    r["first_items_s"],
+                    r.get("all_items_s"),
+                    r["prompts_decoded_s"],
+                    r["js_heap_mib"],
+                    r["filter_ms"],
+                    r["search_ms"],
+                ]
+                for r in rows
+            ],
+        ),
+        "",
+        (
+            "Cost in `medhal report` (same process, same traces, read twice): reading with the items "
+            "collected (each compressed as it streams past: while reading, memory holds compressed bytes, "
+            "not texts) vs. without; the page itself is built in memory before it is written, so the peak "
+            "of a `medhal report` process grows with the page's size."
+        ),
+        "",
+        table(
+            [
+                "items",
+                "read + figures s, no view",
+                "with the view",
+                "ratio",
+                "render s, no view",
+                "with the view",
+                "medhal report peak MiB",
+            ],
+            [
+                [
+                    r["items"],
+                    r["plain_read_s"],
+                    r["view_read_s"],
+                    f"{r['view_read_s'] / r['plain_read_s']:.2f}x",
+                    r["plain_render_s"],
+                    r["view_render_s"],
+                    r["report_peak_mib"],
+                ]
+                for r in rows
+            ],
+        ),
+        "",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--in", dest="source", type=Path, default=DEFAULT_OUT)
@@ -600,6 +685,7 @@ def main() -> None:
             "tasks_and_scoring",
             "adversarial_replies",
             "metrics_speed",
+            "report_view",
         )
         if (data := load(ns.source, name))
     }
@@ -628,6 +714,7 @@ def main() -> None:
         "uv run python bench/tasks_and_scoring.py",
         "uv run python bench/adversarial_replies.py",
         "uv run python bench/metrics_speed.py",
+        "MEDHAL_ASSETS_DIR=../shared/data uv run python bench/report_view.py",
         "uv run python bench/render_report.py",
         "```",
         "",
@@ -653,6 +740,8 @@ def main() -> None:
         lines += adversarial_section(results["adversarial_replies"])
     if "metrics_speed" in results:
         lines += metrics_section(results["metrics_speed"])
+    if "report_view" in results:
+        lines += view_section(results["report_view"])
     if ns.notes.is_file():
         lines += [ns.notes.read_text().rstrip(), ""]
     ns.out.parent.mkdir(parents=True, exist_ok=True)

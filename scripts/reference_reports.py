@@ -26,22 +26,28 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
-def med_halt_deepseek(shared: Path, out: Path) -> None:
+def write_deepseek_predictions(samples: Path, preds: Path) -> None:
+    """`medhal score` predictions from the fork's deepseek-r1-7b dump of the Med-HALT samples
+    (keyed by row id; an answer dict is written back as JSON text)."""
     from verifiers.v1.loaders import taskset_class, taskset_config_type
 
-    samples = shared / "medhalt" / "samples"
     options = {"id": "med-halt", "subset": "all", "dataset_path": str(samples)}
     tasks = taskset_class("med-halt")(taskset_config_type("med-halt").model_validate(options)).select()
     idx_by_id = {t.data.source_id: t.data.idx for t in tasks}
+    with open(preds, "w") as f:
+        for dump in sorted(samples.glob("*.deepseek-r1-7b.outputs.jsonl")):
+            for line in dump.read_text().splitlines():
+                row = json.loads(line)
+                output = row["output"]
+                reply = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+                f.write(json.dumps({"idx": idx_by_id[row["id"]], "reply": reply}) + "\n")
+
+
+def med_halt_deepseek(shared: Path, out: Path) -> None:
+    samples = shared / "medhalt" / "samples"
     with tempfile.TemporaryDirectory() as tmp:
         preds = Path(tmp) / "predictions.jsonl"
-        with open(preds, "w") as f:
-            for dump in sorted(samples.glob("*.deepseek-r1-7b.outputs.jsonl")):
-                for line in dump.read_text().splitlines():
-                    row = json.loads(line)
-                    output = row["output"]
-                    reply = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-                    f.write(json.dumps({"idx": idx_by_id[row["id"]], "reply": reply}) + "\n")
+        write_deepseek_predictions(samples, preds)
         if out.exists():
             shutil.rmtree(out)
         subprocess.run(
@@ -62,19 +68,31 @@ def med_halt_deepseek(shared: Path, out: Path) -> None:
             ],
             check=True,
         )
+    withhold_replies(out, "med-halt")
     (out / "traces.jsonl").unlink()  # traces hold upstream prompt text and rows: not published
-    withhold_replies(out)
 
 
-def withhold_replies(out: Path) -> None:
-    """Model replies can quote the upstream question or prompt: the published copy keeps
-    how many replies were unreadable and their trace ids, not their text."""
-    from medhal.reports.report_files import render, write_files
+def withhold_replies(out: Path, env_id: str, shapes: bool = True) -> None:
+    """The report again from its traces, for publishing. Prompts can be upstream text and
+    model replies can quote the upstream question or prompt: report.html's item view keeps
+    every item's rightness under each convention, reward and error, not its prompt, reply,
+    gold answer or readings; with `shapes`, the unreadable replies keep their count and
+    trace ids, not their text."""
+    from medhal.reports.items import ItemLog
+    from medhal.reports.registry import report_spec
+    from medhal.reports.report import build_report, read_run
+    from medhal.reports.report_files import render, shown_source, write_files
 
-    report = json.loads((out / "report.json").read_text())
-    for shape in report.get("unreadable", []):
-        shape["shape"] = "(withheld in the published copy: replies may quote upstream rows)"
-    write_files(render(report), out)
+    spec = report_spec(env_id)
+    traces = out / "traces.jsonl"
+    run = read_run(traces, spec, view=ItemLog(spec.group_fields, withhold=True))
+    report = build_report(run)
+    report["headline"] = list(spec.headline)
+    report["source"] = shown_source(traces, out)
+    if shapes:
+        for shape in report.get("unreadable", []):
+            shape["shape"] = "(withheld in the published copy: replies may quote upstream rows)"
+    write_files(render(report, items=run.view), out)
 
 
 def demo(out: Path) -> None:
@@ -84,9 +102,12 @@ def demo(out: Path) -> None:
         shutil.rmtree(out)
     subprocess.run([str(BIN / "medhal"), "demo", "--demo-prompts", "-o", str(out)], check=True)
     for traces in out.glob("*/traces.jsonl"):
+        withhold_replies(traces.parent, traces.parent.name, shapes=False)
         traces.unlink()  # prompts include upstream prompt text: not published
     for extra in [*out.glob("*/eval.*"), *out.glob("*.log")]:
         extra.unlink()
+    for config in out.glob("*/config.toml"):  # eval's own: paths of this checkout, made relative to it
+        config.write_text(config.read_text().replace(f"{ROOT}/", ""))
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ a field are named); 3 a missing optional extra.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import NoReturn
 
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     ns.taskset_args = rest
     try:
         code = ns.handler(ns)
+    except BrokenPipeError:  # an OSError, but not bad input: the reader of stdout left
+        code = closed_stdout()
     except BAD_INPUT as e:
         message = str(e).split("\n")[0] if isinstance(e, OSError) else str(e)
         print(f"medhal {ns.command}: error: {one_line(message)}", file=sys.stderr)
@@ -64,3 +67,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f"medhal {ns.command}: interrupted", file=sys.stderr)
         code = 130
     raise SystemExit(code)
+
+
+def closed_stdout() -> int:
+    """The reader of our output went away (`medhal report RUN | head`): what was to be
+    written is done (files are written before anything is printed), so stop quietly, with
+    stdout pointed at /dev/null so that Python's final flush raises nothing either."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0

@@ -250,6 +250,7 @@ def summarise(
     """Write the demo's own report.md and report.json, print the summary, and give the exit
     status: 1 when an eval failed or a run's error rate is above `--max-error-rate`."""
     from medhal.kit.files import atomic_write_text
+    from medhal.reports.html import combined_html
     from medhal.reports.markdown import to_markdown
     from medhal.reports.report_files import error_rate_problems
 
@@ -259,9 +260,19 @@ def summarise(
     )
     atomic_write_text(root / "report.md", body)
     atomic_write_text(root / "report.json", json.dumps(reports, indent=1, ensure_ascii=False) + "\n")
+    links = [f"{r['benchmark']}/report.html" for r in reports]
+    atomic_write_text(
+        root / "report.html",
+        combined_html(
+            f"medhal demo ({endpoint})",
+            [line for line in summary if not line.startswith("|")],
+            reports,
+            links,
+        ),
+    )
     print("\n" + "\n".join(summary))
     print(
-        f"\nwrote {root / 'report.md'} ({time.time() - started:.0f}s); "
+        f"\nwrote {root / 'report.md'}, report.html ({time.time() - started:.0f}s); "
         f"per benchmark: {root}/<environment>/report.html"
     )
     if failed:
@@ -275,12 +286,13 @@ def summarise(
 
 
 def summary_lines(reports: list[dict[str, Any]], model: str, substituted: list[str]) -> list[str]:
+    from medhal.reports.markdown import figure_with_ci, fmt
+
     lines = ["| benchmark | items | errors | accuracy (95% CI) | parse rate |", "|---|---|---|---|---|"]
     for r in reports:
-        ci = r["micro_accuracy_ci"]
+        accuracy = figure_with_ci(r["micro_accuracy"], r["micro_accuracy_ci"])
         lines.append(
-            f"| {r['benchmark']} | {r['n']} | {r['n_errors']} | {r['micro_accuracy']:.3f} "
-            f"[{ci[0]:.3f}, {ci[1]:.3f}] | {r['parse_rate']:.3f} |"
+            f"| {r['benchmark']} | {r['n']} | {r['n_errors']} | {accuracy} | {fmt(r['parse_rate'])} |"
         )
     lines.append("")
     lines.append(

@@ -37,19 +37,77 @@ def cmd_report(ns: argparse.Namespace) -> int:
             text, comparisons = write_comparison(runs, reports, target, staged)
         staged.commit()
     for report, out in zip(reports, outs, strict=True):
-        print(to_markdown(report, report["headline"]))
-        print(
-            f"wrote {out}/report.json, report.md, report.html{''.join(', ' + p for p in report['plots'])}\n"
-        )
+        if ns.print:
+            print(to_markdown(report, report["headline"]))
+            print(f"wrote {', '.join(str(out / name) for name in report_files(report))}\n")
+        else:
+            print("\n".join(summary_lines(report, out)) + "\n")
     code = 0
     if len(reports) > 1:
-        print(text)
+        if ns.print:
+            print(text)
         print(f"wrote {target}/comparison.md, comparison.json, comparison.html")
         differing = [row for c in comparisons for row in c["runs"] if row["differs_in"]]
         if differing and ns.strict_compare:
             print("medhal report: runs differ in code or setting (--strict-compare)", file=sys.stderr)
             code = 1
     return max(code, gate(reports, ns.max_error_rate, ns.allow_incomplete))
+
+
+def report_files(report: dict[str, Any]) -> list[str]:
+    return ["report.md", "report.html", "report.json", *report.get("plots", [])]
+
+
+def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
+    """What a terminal shows of a report (about 20 lines): the run, whether it is whole,
+    the headline figures under the three reading conventions, and where the files are.
+    Texts from the traces (title, model names) are shown with control characters made
+    visible."""
+    from medhal.kit.replies import CONVENTIONS
+    from medhal.reports.html import clean, headline_names
+    from medhal.reports.markdown import completeness_problems, figure_with_ci, fmt
+
+    models = ", ".join(clean(str(m)) for m in report.get("provenance", {}).get("models") or {})
+    lines = [f"{clean(report['title'])}: {report['n']} rollouts" + (f" of {models}" if models else "")]
+    if report.get("demo_prompts"):
+        lines.append("DEMO PROMPTS: a pipeline check, not benchmark results.")
+    problems = completeness_problems(report)
+    if problems:
+        lines.append("INCOMPLETE: " + "; ".join(problems) + ".")
+    else:
+        lines.append(f"Complete: {report['n']} of {report['n_expected']} tasks, each once, one provenance.")
+    own = report.get("convention")
+    lines.append(
+        f"Errored rollouts: {report['n_errors']}; unreadable replies ({own} reading): "
+        f"{report.get('n_unreadable', 0)}; paper-comparable: {fmt(report['paper_comparable'])}."
+    )
+    names = headline_names(report, report.get("headline") or ("accuracy",))
+    columns = [f"{c} (run)" if c == own else c for c in CONVENTIONS]
+    rows = [
+        [
+            name,
+            *(
+                figure_with_ci(report["conventions"][c].get(name), report["conventions"][c].get(f"{name}_ci"))
+                for c in CONVENTIONS
+            ),
+        ]
+        for name in names
+    ]
+    widths = [max(len(str(r[i])) for r in [["figure", *columns], *rows]) for i in range(len(columns) + 1)]
+    lines.append("")
+    for row in [["figure", *columns], *rows]:
+        lines.append(
+            "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
+    published = report.get("published") or []
+    if published:
+        inside = sum(1 for r in published if r.get("inside_ci"))
+        lines.append(f"Published figures: {inside} of {len(published)} inside the run's 95% interval.")
+    lines.append("")
+    files = report_files(report)
+    lines.append(f"Files in {out}: {', '.join(files)}")
+    lines.append("report.html shows every item; the whole report on the terminal: medhal report --print RUN")
+    return lines
 
 
 def gate(reports: list[dict[str, Any]], max_error_rate: float, allow_incomplete: bool) -> int:
@@ -107,6 +165,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="fail when compared runs differ in code, reading, prompt, data or sampling",
     )
     rep.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
+    rep.add_argument(
+        "--print",
+        action="store_true",
+        help="print the whole report.md (and comparison.md) instead of a short summary",
+    )
     rep.add_argument(
         "--merge",
         action="store_true",

@@ -8,7 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from medhal.commands.report import add_max_error_rate, gate
+from medhal.commands.report import add_max_error_rate, gate, summary_lines
 from medhal.kit.files import StagedFiles
 from medhal.kit.options import parse_taskset_options, taskset_config
 from medhal.reports.registry import report_spec
@@ -41,8 +41,8 @@ def cmd_score(ns: argparse.Namespace) -> int:
         runs = read_runs([staged_traces], ns.output, ns.env_id)
         for run, _ in runs:
             run.path = str(traces_path)
-        reports = [build_report_of(run) for run, _ in runs]
-        for name, content in render(reports[0], plots=not ns.no_plots).items():
+        reports = [build_report_of(run, ns.output) for run, _ in runs]
+        for name, content in render(reports[0], not ns.no_plots, runs[0][0].view).items():
             staged.write(ns.output / name, content)
         staged.commit()
     missing = len(tasks) - len(replies)
@@ -51,9 +51,12 @@ def cmd_score(ns: argparse.Namespace) -> int:
             f"{missing} of {len(tasks)} tasks had no prediction: recorded as errors (MissingPrediction)",
             file=sys.stderr,
         )
-    from medhal.reports.markdown import to_markdown
+    if ns.print:
+        from medhal.reports.markdown import to_markdown
 
-    print(to_markdown(reports[0], reports[0]["headline"]))
+        print(to_markdown(reports[0], reports[0]["headline"]))
+    else:
+        print("\n".join(summary_lines(reports[0], ns.output)))
     return gate(reports, ns.max_error_rate, allow_incomplete=True)
 
 
@@ -77,4 +80,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_max_error_rate(sc, 1.0)
     sc.add_argument("--no-plots", action="store_true", help="skip the PNG plots (faster)")
+    sc.add_argument(
+        "--print", action="store_true", help="print the whole report.md instead of a short summary"
+    )
     sc.set_defaults(handler=cmd_score, takes_taskset_options=True)

@@ -82,6 +82,67 @@ def mismatches(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     return [[k for k, v in identity(r).items() if v != first[k]] for r in reports]
 
 
+PROMPT_KEYS = ("prompt", "prompt_assets", "prompt_version", "num_shots", "shot_seed")
+DATASET_KEYS = ("dataset", "config", "revision", "sha256", "test_set")
+
+
+def _settings(records: Any, keys: Sequence[str] | None = None) -> dict[str, Any]:
+    """Settings by name from one record or a list of them (a run with several records, one
+    per test set say, gives each value seen), only `keys` when given."""
+    merged: dict[str, list[Any]] = {}
+    for one in [records] if isinstance(records, dict) else records if isinstance(records, list) else []:
+        if not isinstance(one, dict):
+            continue
+        for key in keys or one:
+            seen = merged.setdefault(key, [])
+            if one.get(key) not in seen:
+                seen.append(one.get(key))
+    return {k: v[0] if len(v) == 1 else v for k, v in merged.items()}
+
+
+def _data_records(report: Mapping[str, Any]) -> list[Any]:
+    data = report.get("provenance", {}).get("data")
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict) and "code" not in data:
+        return [v for vs in data.values() for v in (vs if isinstance(vs, list) else [vs])]
+    return [data]
+
+
+def _compared(report: Mapping[str, Any], fld: str) -> dict[str, Any]:
+    if fld == "sampling":
+        return _settings(report.get("provenance", {}).get("sampling"))
+    if fld in ("prompt", "dataset"):
+        return _settings(_data_records(report), PROMPT_KEYS if fld == "prompt" else DATASET_KEYS)
+    return {"": identity(report).get(fld)}
+
+
+def differences(first: Mapping[str, Any], report: Mapping[str, Any], fields: Sequence[str]) -> list[dict[str, Any]]:
+    """What differs, value by value, in each of `fields` (as `mismatches` names them): for
+    sampling, prompt and dataset each setting with both values (None: not set), for the
+    versions and the reading convention the two values."""
+    out: list[dict[str, Any]] = []
+    for fld in fields:
+        a, b = _compared(first, fld), _compared(report, fld)
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                out.append({"field": fld, "setting": key or None, "first": a.get(key), "this": b.get(key)})
+    return out
+
+
+def run_warnings(report: Mapping[str, Any]) -> list[str]:
+    """What a reader of a comparison must know about one run, as its own report says it."""
+    from medhal.reports.markdown import completeness_problems
+
+    warnings = []
+    if report.get("demo_prompts"):
+        warnings.append("demo prompts: a pipeline check, not benchmark results")
+    warnings += [f"incomplete: {p}" for p in completeness_problems(report)]
+    if report.get("n_errors"):
+        warnings.append(f"{report['n_errors']} of {report['n']} rollouts failed (counted wrong)")
+    return warnings
+
+
 def compare_runs(runs: Sequence[Run], reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The comparison of each run with the first, per benchmark (runs of different
     benchmarks are not compared)."""
@@ -104,6 +165,8 @@ def compare_runs(runs: Sequence[Run], reports: Sequence[Mapping[str, Any]]) -> d
                 name: report["conventions"][report["convention"]].get(f"{name}_ci") for name in headline
             },
             "differs_in": flags[i],
+            "differences": differences(reports[0], report, flags[i]),
+            "warnings": run_warnings(report),
         }
         if i > 0:
             row.update(_difference(base_run, run, headline, statistics))

@@ -3,9 +3,9 @@
 Why a page at all when report.md exists: a reader who opens a run's folder wants the
 figures, their intervals and the warnings at a glance, with the plots beside the tables
 they illustrate, in a file that can be mailed, archived or printed as it is. So the page
-holds everything itself: inline CSS, plots embedded as PNG data URIs, no script, no link,
-no font or image fetched from anywhere (a Content-Security-Policy in the page forbids it
-even to a browser that would try). It holds what report.md holds, in the same order:
+holds everything itself: inline CSS, plots embedded as PNG data URIs, no link, no font or
+image fetched from anywhere (a Content-Security-Policy in the page forbids it even to a
+browser that would try), and one script only, the per-item view's, allowed by its hash. It holds what report.md holds, in the same order:
 completeness and demo warnings, the headline figures under every reading convention,
 published figures beside the run's, the breakdowns, unreadable replies, errors, notes,
 and the provenance (folded away on screen, printed in full).
@@ -21,13 +21,24 @@ plots arrive as bytes.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from importlib import resources
 from typing import Any
 
-from medhal.reports.markdown import complete_text, completeness_problems, count_text, scored_by, test_text
+from medhal.reports.markdown import (
+    complete_text,
+    completeness_problems,
+    count_text,
+    difference_text,
+    figure_names,
+    scored_by,
+    test_text,
+)
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.untrusted import html_text, printable
 
@@ -42,6 +53,14 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 """Nothing may load or run: styles only inline, images only from data: URIs."""
+
+ITEM_VIEW_SCRIPT = resources.files("medhal.reports").joinpath("item_view.js").read_text(encoding="utf-8")
+"""The per-item view's script, inlined in the page and allowed to run by its hash alone."""
+
+
+def script_hash(script: str) -> str:
+    """The CSP source that lets exactly this inline script run."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii") + "'"
 
 STYLE = """
 :root{color-scheme:light;--ink:#1b1b1b;--muted:#5f6368;--line:#d0d4d9;--head:#f1f3f5;
@@ -78,6 +97,16 @@ figure{margin:.5rem 0 1.5rem}figure img{max-width:100%;height:auto;border:1px so
 figcaption{color:var(--muted);font-size:.9rem}
 .legend{color:var(--muted);font-size:.9rem;margin:.2rem 0 1rem}
 details{margin:1rem 0}summary{cursor:pointer;font-weight:600}
+.controls{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;margin:.5rem 0}
+.controls input[type=search]{width:22rem;max-width:100%}
+.item{border:1px solid var(--line);border-radius:4px;padding:.5rem .8rem;margin:.6rem 0}
+.item-head{margin:.1rem 0 .4rem}.item-head .tag{margin-left:.6rem}
+.tag{font-size:.85em;color:var(--muted)}.tag.bad,.bad{color:var(--alert)}.tag.good,.good{color:var(--ok)}
+.warnflag{color:var(--warn);font-weight:700}.item table{margin:.2rem 0 .4rem}
+.item dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .8rem;margin:.2rem 0}
+.item dt{color:var(--muted)}.item dd{margin:0;overflow-wrap:anywhere}
+.item .label{margin:.3rem 0 0;color:var(--muted)}.item details{margin:.3rem 0}
+h3.item-group{font-size:1rem;margin:1.2rem 0 .2rem}
 .print-only{display:none}
 footer{margin-top:3rem;color:var(--muted);font-size:.8rem;border-top:1px solid var(--line);padding-top:.5rem}
 @page{margin:14mm}
@@ -137,7 +166,7 @@ def text(value: Any) -> str:
     if _is_interval(value):
         return f"[{text(float(value[0]))}, {text(float(value[1]))}]"
     if value is None:
-        return "–"
+        return "—"
     return str(value)
 
 
@@ -224,14 +253,23 @@ def plot(name: str, data: bytes, caption: str) -> str:
     )
 
 
-def page(title: str, body: str) -> str:
+def page(title: str, body: str, script: str | None = None) -> str:
+    """The whole page; `script`, when given, is inlined at the end of the body and is the
+    only script the Content-Security-Policy lets run (by its hash)."""
+    csp = CSP if script is None else f"{CSP}; script-src {script_hash(script)}"
+    tail = "" if script is None else f"<script>{script}</script>"
+    said = (
+        "no script"
+        if script is None
+        else "one inline script (the item view), allowed by its hash, and its data inside the page"
+    )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>{body}"
-        "<footer>Written by medhal. This page is self-contained: no scripts, nothing loaded from "
-        "elsewhere.</footer></body></html>\n"
+        f"<footer>Written by medhal. This page is self-contained: {said}; nothing loaded from "
+        f"elsewhere.</footer>{tail}</body></html>\n"
     )
 
 
@@ -319,7 +357,7 @@ def headline_table(report: Mapping[str, Any], headline: Iterable[str]) -> str:
         for convention in CONVENTIONS:
             figures = report["conventions"][convention]
             cells.append(figure_cell(figures.get(name), figures.get(f"{name}_ci")))
-        rows.append([name, *cells])
+        rows.append([labelled(report, name), *cells])
     own_column = {1 + CONVENTIONS.index(own): "own"} if own in CONVENTIONS else {}
     legend = "; ".join(f"<strong>{esc(c)}</strong>: {esc(READING_NOTES.get(c, ''))}" for c in CONVENTIONS)
     return (
@@ -358,24 +396,32 @@ def published_table(report: Mapping[str, Any]) -> str:
     )
 
 
-def _scalars(figures: Mapping[str, Any]) -> list[str]:
-    return [k for k, v in figures.items() if _is_number(v) and k != "n"]
+def labelled(report: Mapping[str, Any], name: str, sep: str = " ") -> Markup:
+    """A figure's name for readers, its code name beside it (in code type) when they differ."""
+    human = (report.get("figure_labels") or {}).get(name)
+    if not human or human == name:
+        return Markup(esc(name))
+    return Markup(f"{esc(human)}{sep}<code>{esc(name)}</code>")
 
 
 def group_table(report: Mapping[str, Any], fld: str, values: Mapping[str, Mapping[str, Any]]) -> str:
-    first = next(iter(values.values()), {})
-    others = [k for k in _scalars(first) if k != "accuracy"]
+    others = [k for k in figure_names(values.values()) if k != "accuracy"]
     rows = [
         [value, g.get("n"), figure_cell(g.get("accuracy"), g.get("accuracy_ci")), *[g.get(k) for k in others]]
         for value, g in values.items()
     ]
-    return table([fld, "n", "accuracy (95% CI)", *others], rows, name=f"group:{fld}")
+    header = [fld, "n", "accuracy (95% CI)", *(labelled(report, k, "<br>") for k in others)]
+    return table(header, rows, name=f"group:{fld}")
 
 
-def report_html(report: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
+def report_html(
+    report: Mapping[str, Any], images: Mapping[str, bytes], items: Sequence[Mapping[str, bytes]] | None = None
+) -> str:
     """The page for one report. `images`: file name -> PNG bytes (`medhal.reports.plots.render_plots`);
     `by_<field>.png` is shown under its group table, `confusion.png` under the confusion
-    table, any other at the end of the breakdowns."""
+    table, any other at the end of the breakdowns. `items`: the per-item view's chunks
+    (`medhal.reports.items.ItemLog.finish`); without them the page has no item view and no
+    script."""
     headline = report.get("headline") or ("accuracy",)
     parts = [
         _header(report),
@@ -398,8 +444,50 @@ def report_html(report: Mapping[str, Any], images: Mapping[str, bytes]) -> str:
                 "notes", "Notes", "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in report["notes"]) + "</ul>"
             )
         )
+    if items is not None:
+        parts.append(item_view(report, items))
     parts.append(_provenance(report.get("provenance", {})))
-    return page(report["title"], "".join(parts))
+    return page(report["title"], "".join(parts), ITEM_VIEW_SCRIPT if items is not None else None)
+
+
+def item_view(report: Mapping[str, Any], chunks: Sequence[Mapping[str, bytes]]) -> str:
+    """The per-item view: its controls and list are built by the page's script from the
+    chunks, embedded as base64 (which no text of a run can break out of) in data blocks
+    the browser never runs."""
+    groups = report.get("groups") or {}
+    meta = {
+        "conventions": list(CONVENTIONS),
+        "own": report.get("convention", CONVENTIONS[0]),
+        "fields": list(groups),
+        "groups": {field: list(values) for field, values in groups.items()},
+        "withheld": bool((report.get("items") or {}).get("withheld")),
+        "n": (report.get("items") or {}).get("n", report["n"]),
+    }
+    data = "".join(
+        f'<script type="application/octet-stream" data-items-part="{part}" data-chunk="{i}">'
+        f"{base64.b64encode(chunk[part]).decode('ascii')}</script>"
+        for i, chunk in enumerate(chunks)
+        for part in ("m", "r", "p")
+    )
+    withheld = (
+        "<p>Prompts, replies, gold answers and readings are withheld in this published copy (they may "
+        "quote upstream rows); whether each convention read the reply and got it right, rewards and "
+        "errors are all there.</p>"
+        if meta["withheld"]
+        else ""
+    )
+    return (
+        f'<section id="items" data-meta="{esc(json.dumps(meta, ensure_ascii=False))}">'
+        f"<h2>Items ({esc(report['n'])})</h2>"
+        "<p>Every rollout: its reading under each convention, whether it is right, the gold answer, "
+        "the reward, any error, the reply and (folded) the prompt. Filter, search by idx or text, "
+        "and link to a view: <code>#view:filter=disagree</code>.</p>"
+        f"{withheld}"
+        '<div class="controls" data-items-controls></div>'
+        '<p class="meta" data-items-status>Loading the items…</p>'
+        "<noscript><p>The item view needs JavaScript.</p></noscript>"
+        f"<div data-items-list></div>{data}</section>"
+    )
 
 
 def _header(report: Mapping[str, Any]) -> str:
@@ -521,6 +609,38 @@ def _provenance(provenance: Mapping[str, Any]) -> str:
     )
 
 
+def combined_html(title: str, lines: Sequence[str], reports: Sequence[Mapping[str, Any]], links: Sequence[str]) -> str:
+    """One page for several reports (the demo's): `lines` of introduction, a table of every
+    report's n, errors, accuracy and parse rate, then each report's header, warnings, summary
+    and headline figures, with a link to its own report.html (`links`, relative paths) for
+    the breakdowns and the items."""
+    rows = []
+    for report, link in zip(reports, links, strict=True):
+        rows.append(
+            [
+                Markup(f'<a href="#{esc(_slug("bench-" + report["benchmark"]))}">{esc(report["benchmark"])}</a>'),
+                report["n"],
+                report["n_errors"],
+                figure_cell(report["micro_accuracy"], report.get("micro_accuracy_ci")),
+                report["parse_rate"],
+            ]
+        )
+    parts = [
+        f"<header><h1>{esc(title)}</h1></header>",
+        *(f"<p>{esc(line)}</p>" for line in lines if line.strip()),
+        table(["benchmark", "items", "errors", "accuracy (95% CI)", "parse rate"], rows, name="combined"),
+    ]
+    for report, link in zip(reports, links, strict=True):
+        headline = report.get("headline") or ("accuracy",)
+        parts.append(
+            f'<section id="{esc(_slug("bench-" + report["benchmark"]))}">'
+            f"<h2>{esc(report['title'])}</h2>"
+            f'<p class="meta">Every figure, group, plot and item: <a href="{esc(link)}">{esc(link)}</a></p>'
+            f"{banners(report)}{summary_table(report)}{headline_table(report, headline)}</section>"
+        )
+    return page(title, "".join(parts))
+
+
 # ------------------------------------------------------------------------- comparison
 
 
@@ -538,13 +658,28 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
     parts = []
     if flagged:
         items = "".join(
-            f"<li>run {i} differs from run 1 in {esc(', '.join(runs[i - 1]['differs_in']))}</li>"
+            f"<li>run {i} differs from run 1 in {esc(', '.join(runs[i - 1]['differs_in']))}"
+            + (
+                ": <ul>"
+                + "".join(f"<li>{esc(difference_text(d, i))}</li>" for d in runs[i - 1].get("differences") or [])
+                + "</ul>"
+                if runs[i - 1].get("differences")
+                else ""
+            )
+            + "</li>"
             for i in flagged
         )
         parts.append(
             '<div class="banner warn" data-banner="differs"><p><strong>Not like for like.</strong> '
             "Part of any "
             f"difference below is the code's or the setting's, not the model's:</p><ul>{items}</ul></div>"
+        )
+    warned = [(i, w) for i, row in enumerate(runs, start=1) for w in row.get("warnings") or []]
+    if warned:
+        items = "".join(f"<li>run {i}: {esc(w)}</li>" for i, w in warned)
+        parts.append(
+            '<div class="banner alert" data-banner="run-warnings"><p><strong>Runs with warnings.</strong> '
+            f"As their own reports say:</p><ul>{items}</ul></div>"
         )
     runs_table, notes = _runs_table(runs)
     parts.append(runs_table)
@@ -577,18 +712,18 @@ def _runs_table(runs: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
                 f"{esc(mcnemar['right_only_in_this'])})</span>"
             )
             if mcnemar
-            else "–"
+            else "—"
         )
         if mcnemar:
             notes.append(test_text(mcnemar, i))
         differs = (
             Markup(f'<span class="flag">&#9888; {esc(", ".join(row["differs_in"]))}</span>')
             if row.get("differs_in")
-            else "–"
+            else "—"
         )
         models = ", ".join(row.get("models") or {})
         rows.append(
-            [i, models or "–", row["n"], row["convention"], compared, p_cell, differs, code(row["run"])]
+            [i, models or "—", row["n"], row["convention"], compared, p_cell, differs, code(row["run"])]
         )
         row_classes.append("differs" if row.get("differs_in") else "")
     header = [

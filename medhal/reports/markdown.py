@@ -35,8 +35,13 @@ def fmt(value: Any) -> str:
     ):
         return f"[{value[0]:.3f}, {value[1]:.3f}]"
     if value is None:
-        return "–"
+        return "—"
     return markdown_text(value)
+
+
+def figure_with_ci(value: Any, interval: Any) -> Md:
+    """A figure and its interval; a figure that does not apply (None) is one dash."""
+    return Md(f"{fmt(value)} {fmt(interval)}" if value is not None and interval is not None else fmt(value))
 
 
 def table(header: list[str], rows: Iterable[list[Any]]) -> list[str]:
@@ -151,24 +156,30 @@ def rollout_lines(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def label(report: Mapping[str, Any], name: str) -> str:
+    """A figure's name for readers, with its code name beside it when they differ."""
+    human = (report.get("figure_labels") or {}).get(name)
+    return f"{human} (`{name}`)" if human and human != name else name
+
+
 def headline_lines(report: Mapping[str, Any], headline: Iterable[str]) -> list[str]:
+    """One row per figure (the macro ones first), one column per reading convention."""
     names = [n for n in headline if n in report["conventions"][CONVENTIONS[0]]]
     macro = [
         k for k in report["conventions"][CONVENTIONS[0]] if k.startswith("macro_") and not k.endswith("_ci")
     ]
     rows = []
-    for convention in CONVENTIONS:
-        figures = report["conventions"][convention]
-        marker = " (run)" if convention == report.get("convention") else ""
+    for name in dict.fromkeys([*macro, *names]):
         cells = []
-        for name in [*macro, *names]:
-            value, interval = figures.get(name), figures.get(f"{name}_ci")
-            cells.append(Md(f"{fmt(value)} {fmt(interval)}" if interval else fmt(value)))
-        rows.append([f"{convention}{marker}", *cells])
+        for convention in CONVENTIONS:
+            figures = report["conventions"][convention]
+            cells.append(figure_with_ci(figures.get(name), figures.get(f"{name}_ci")))
+        rows.append([label(report, name), *cells])
+    header = [f"{c} (run)" if c == report.get("convention") else c for c in CONVENTIONS]
     return [
         "### Headline figures by reading convention",
         "",
-        *table(["reading", *[*macro, *names]], rows),
+        *table(["figure", *header], rows),
         "",
         (
             "medhal: what a careful human reads; authors: the benchmark authors' published parsing, "
@@ -206,10 +217,15 @@ def published_lines(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _scalars(figures: Mapping[str, Any]) -> list[str]:
-    return [
-        k for k, v in figures.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "n"
-    ]
+def figure_names(groups: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The figures of a group table: every name any group gives a number or a None (a
+    figure that does not apply to that group) to, in order of appearance, but `n`."""
+    names: dict[str, None] = {}
+    for figures in groups:
+        for k, v in figures.items():
+            if k != "n" and (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))):
+                names.setdefault(k)
+    return list(names)
 
 
 def breakdown_lines(report: Mapping[str, Any]) -> list[str]:
@@ -217,10 +233,10 @@ def breakdown_lines(report: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     for fld, values in report["groups"].items():
         keys = ["n", "accuracy", "accuracy_ci"]
-        first: Mapping[str, Any] = next(iter(values.values()), {})
-        keys += [k for k in _scalars(first) if k not in keys]
+        keys += [k for k in figure_names(values.values()) if k not in keys]
         lines += [f"### By {fld} ({report['convention']} reading)", ""]
-        lines += [*table([fld, *keys], [[v, *[g.get(k) for k in keys]] for v, g in values.items()]), ""]
+        header = [fld, *(label(report, k) for k in keys)]
+        lines += [*table(header, [[v, *[g.get(k) for k in keys]] for v, g in values.items()]), ""]
     if "classes" in report:
         lines += [f"### Per class ({report['convention']} reading)", ""]
         lines += table(
@@ -251,7 +267,7 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
         ["n", report["n"]],
         ["errored rollouts", report["n_errors"]],
         ["reading convention of the run", report["convention"]],
-        ["micro accuracy (95% CI)", Md(f"{fmt(report['micro_accuracy'])} {fmt(report['micro_accuracy_ci'])}")],
+        ["micro accuracy (95% CI)", figure_with_ci(report["micro_accuracy"], report.get("micro_accuracy_ci"))],
         ["parse rate", report["parse_rate"]],
     ]
     if report.get("macro_over"):
@@ -311,6 +327,17 @@ def test_text(mcnemar: Mapping[str, Any], i: int) -> str:
     )
 
 
+def difference_text(difference: Mapping[str, Any], i: int) -> str:
+    """One compared value that differs, in words: "sampling temperature: 0.0 in run 1, 0.7 in run 2"."""
+    what = difference["field"] + (f" {difference['setting']}" if difference.get("setting") else "")
+
+    def shown(value: Any) -> str:
+        text = "unset" if value is None else str(value)
+        return text if len(text) <= 160 else text[:157] + "..."
+
+    return f"{what}: {shown(difference['first'])} in run 1, {shown(difference['this'])} in run {i}"
+
+
 def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
     """One table per benchmark: each run's headline figures, and for every run after the
     first its difference to the first with a 95% interval (paired when the runs cover the
@@ -338,7 +365,7 @@ def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
                         cell += f"<br>Δ {diff:+.3f}{mark} {fmt(interval)}"
                 cells.append(Md(cell))
             models = ", ".join(row["models"] or {})
-            flagged = ", ".join(row["differs_in"]) or "–"
+            flagged = ", ".join(row["differs_in"]) or "—"
             version = (row.get("code") or {}).get("environment_version", "?")
             rows.append(
                 [Md(f"{i}: {markdown_code(row['run'])}"), models, row["n"], row["convention"], version, *cells, flagged]
@@ -357,7 +384,10 @@ def comparison_markdown(comparisons: Iterable[Mapping[str, Any]]) -> str:
                 notes.append(
                     f"run {i} differs from run 1 in {fmt(', '.join(row['differs_in']))}: part of any "
                     "difference is the code's or the setting's, not the model's."
+                    + "".join(f" {difference_text(d, i)}." for d in row.get("differences") or [])
                 )
+        for i, row in enumerate(comparison["runs"], start=1):
+            notes += [f"run {i}: {fmt(w)}." for w in row.get("warnings") or []]
         lines += [f"- {n}" for n in notes] + [
             "- Δ = difference to run 1 with its 95% cluster-bootstrap interval (paired: the same clusters "
             "resampled for both runs); * = the interval excludes 0.",

@@ -59,6 +59,16 @@ def confusion_png(report: Mapping[str, Any]) -> bytes | None:
 
 
 def group_bars_png(report: Mapping[str, Any], field: str) -> bytes:
+    return _png(group_bars_figure(report, field))
+
+
+ALL_ZERO = "every accuracy here is 0"
+"""Written across a bar plot with no bar to draw, so that it does not look empty by mistake."""
+
+
+def group_bars_figure(report: Mapping[str, Any], field: str) -> Any:
+    """Accuracy by group with 95% intervals, as horizontal bars: group names sit one under
+    the other, so long ones (Med-HALT's IR_abstract2pubmedlink) never run into each other."""
     plt = _pyplot()
     groups = report["groups"][field]
     names = list(groups)
@@ -66,18 +76,21 @@ def group_bars_png(report: Mapping[str, Any], field: str) -> bytes:
     ci = [groups[g].get("accuracy_ci") or [a, a] for a, g in zip(acc, names, strict=True)]
     lo = [max(a - c[0], 0.0) for a, c in zip(acc, ci, strict=True)]
     hi = [max(c[1] - a, 0.0) for a, c in zip(acc, ci, strict=True)]
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(names) + 2), 3.6))
-    ax.bar(range(len(names)), acc, yerr=[lo, hi], capsize=4, color="#4c72b0")
-    ax.set_xticks(
-        range(len(names)), [f"{printable(str(g))}\n(n={groups[g]['n']})" for g in names], fontsize=8
-    )
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("accuracy (95% CI)")
-    ax.axhline(report["micro_accuracy"], color="gray", linestyle="--", linewidth=1, label="micro")
-    ax.legend(loc="upper right", fontsize=8)
+    fig, ax = plt.subplots(figsize=(6.4, 0.45 * len(names) + 1.6))
+    y = range(len(names))
+    ax.barh(y, acc, xerr=[lo, hi], capsize=3, color="#4c72b0")
+    ax.set_yticks(y, [f"{printable(str(g))} (n={groups[g]['n']})" for g in names], fontsize=8)
+    ax.invert_yaxis()  # the report's order, top to bottom
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("accuracy (95% CI)")
+    if report.get("micro_accuracy") is not None:
+        ax.axvline(report["micro_accuracy"], color="gray", linestyle="--", linewidth=1, label="micro")
+        ax.legend(loc="lower right", fontsize=8)
+    if all(a == 0 for a in acc):
+        ax.text(0.5, 0.5, ALL_ZERO, transform=ax.transAxes, ha="center", va="center", color="#b3261e")
     ax.set_title(f"{report['benchmark']}: accuracy by {field}")
     fig.tight_layout()
-    return _png(fig)
+    return fig
 
 
 def render_plots(report: Mapping[str, Any]) -> dict[str, bytes]:

@@ -41,6 +41,7 @@ import numpy as np
 
 from medhal.reports import metrics as m
 from medhal.kit.outcomes import READINGS, correct_key, parsed_key
+from medhal.reports.items import ItemLog
 from medhal.reports.published import Published
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.shards import parse_shard
@@ -56,6 +57,19 @@ Statistic = m.Statistic
 BASE_COLUMNS = ("n", "correct", "parsed", "error")
 """Columns every report counts itself, for every item: 1, right, read, errored."""
 _OUTCOME_KEYS = {c: (correct_key(c), parsed_key(c)) for c in CONVENTIONS}
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """Total of column `num` over total of column `den` (an accuracy, a rate), a figure
+    that does not apply where nothing is in its denominator: Med-HALT's IR accuracy of a
+    run of reasoning sets is no figure at all, not 0 (`_figures` reports None)."""
+
+    num: int
+    den: int
+
+    def __call__(self, totals: np.ndarray) -> np.ndarray:
+        return m.safe_ratio(totals[:, self.num], totals[:, self.den])
 
 
 class Columns:
@@ -78,7 +92,7 @@ class Columns:
         return self.index[name]
 
     def ratio(self, num: str, den: str) -> Statistic:
-        return m.ratio(self[num], self[den])
+        return Ratio(self[num], self[den])
 
     def f1(self, tp: str, predicted: str, gold: str) -> Statistic:
         return m.f1_ratio(self[tp], self[predicted], self[gold])
@@ -157,6 +171,28 @@ class ReportSpec:
     group_sizes: Mapping[str, int] = field(default_factory=dict)
     """Items of each complete macro group (a test set, a component): a run that covers one
     group completely is comparable with the figures published for that group."""
+    figure_labels: Mapping[str, str] = field(default_factory=dict)
+    """A reader's name for each of the benchmark's statistics ("F1, paper convention"),
+    shown beside the code name in report.md and report.html (`figure_labels`)."""
+
+
+BASE_LABELS = {
+    "accuracy": "accuracy",
+    "parse_rate": "replies read",
+    "error_rate": "failed rollouts",
+    "n_errors": "failed rollouts (count)",
+}
+"""Names for the figures every report has."""
+
+
+def figure_labels(spec: ReportSpec) -> dict[str, str]:
+    """Code name -> a reader's name for every figure of a report, the macro ones included
+    ("accuracy, mean over test_set")."""
+    labels = {**BASE_LABELS, **spec.figure_labels}
+    if spec.macro_field:
+        for name in spec.macro_statistics:
+            labels[f"macro_{name}"] = f"{labels.get(name, name)}, mean over {spec.macro_field}"
+    return labels
 
 
 # ------------------------------------------------------------------------------ reading
@@ -320,6 +356,8 @@ class Run:
     rollouts_conflict: bool = False
     """Run directories read as one run asked for different rollouts per task."""
     rollouts: RolloutLog = field(default_factory=lambda: RolloutLog())
+    view: ItemLog | None = None
+    """Every rollout as report.html's per-item view shows it (None: no item view)."""
     _pending: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False)
     """Traces added but not yet summed (see `flush`)."""
     _last_selection: Any = field(default=None, init=False, repr=False)
@@ -361,6 +399,8 @@ class Run:
         self._pending.append((cluster, tuple(groups.values()), every, macro_group))
         if len(self._pending) >= self.PENDING:
             self.flush()
+        if self.view is not None:
+            self.view.add(record, idx, tuple(groups.values()), views)
         view = views[convention]
         if self.items is not None:
             item_cluster = cluster if spec.cluster_field else None
@@ -621,8 +661,8 @@ def content_digest(data: Mapping[str, Any]) -> int:
     return int.from_bytes(hashlib.blake2b(_canonical(content), digest_size=8).digest(), "little", signed=True) or 1
 
 
-def read_run(path: str | Path, spec: ReportSpec, keep_items: bool = False) -> Run:
-    run = Run(spec, str(path), keep_items=keep_items)
+def read_run(path: str | Path, spec: ReportSpec, keep_items: bool = False, view: ItemLog | None = None) -> Run:
+    run = Run(spec, str(path), keep_items=keep_items, view=view)
     run.expect_rollouts(configured_rollouts(resolve_trace_file(path)))
     for record in iter_traces(path):
         run.add(record)
@@ -727,16 +767,21 @@ def _statistics(spec: ReportSpec) -> dict[str, Statistic]:
 
 
 def _shifted(statistic: Statistic, offset: int, width: int) -> Statistic:
+    if isinstance(statistic, Ratio):
+        return Ratio(statistic.num + offset, statistic.den + offset)
     return lambda totals: statistic(totals[:, offset : offset + width])
 
 
 def _figures(table: m.Table, statistics: Mapping[str, Statistic], with_ci: Iterable[str]) -> dict[str, Any]:
-    """Point values of every statistic, and percentile intervals for `with_ci`, all from
-    one set of bootstrap draws."""
+    """Point values of every statistic (None for a `Ratio` over nothing: it does not apply),
+    and percentile intervals for `with_ci`, all from one set of bootstrap draws."""
     rows, weights = m.as_table(table)
     totals = (weights @ rows)[None, :] if len(rows) else np.zeros((1, rows.shape[1] if rows.ndim == 2 else 1))
-    out: dict[str, Any] = {name: float(stat(totals)[0]) for name, stat in statistics.items()}
-    wanted = {name: stat for name, stat in statistics.items() if name in with_ci}
+    out: dict[str, Any] = {
+        name: None if isinstance(stat, Ratio) and totals[0, stat.den] == 0 else float(stat(totals)[0])
+        for name, stat in statistics.items()
+    }
+    wanted = {name: stat for name, stat in statistics.items() if name in with_ci and out[name] is not None}
     if wanted and len(rows):
         for name, interval in m.bootstrap_cis((rows, weights), wanted).items():
             out[f"{name}_ci"] = [interval[0], interval[1]]
@@ -848,7 +893,7 @@ def build_report(run: Run) -> dict[str, Any]:
         "n_errors": overall["n_errors"],
         "error_rate": overall["error_rate"],
         "micro_accuracy": overall["accuracy"],
-        "micro_accuracy_ci": overall.get("accuracy_ci", [0.0, 0.0]),
+        "micro_accuracy_ci": overall.get("accuracy_ci"),
         "macro_accuracy": overall.get("macro_accuracy", overall["accuracy"]),
         "macro_accuracy_ci": overall.get("macro_accuracy_ci", overall.get("accuracy_ci")),
         "macro_over": spec.macro_field,
@@ -926,12 +971,13 @@ def _add_details(report: dict[str, Any], run: Run) -> None:
     report["errors"] = {message: count for message, count, _, _ in errors}
     report["errors_at_least"] = [message for message, _, _, exact in errors if not exact]
     """Messages whose count is a lower bound (more distinct messages than the table holds)."""
-    report["provenance"] = provenance_summary(run)
+    report["provenance"] = hide_machine_paths(provenance_summary(run))
     report["provenance_distinct"] = provenance_counts(run)
     report["demo_prompts"] = '"written_by"' in json.dumps(report["provenance"]["data"])
     report["complete_groups"] = complete_groups(report, spec)
     report["published"] = published_comparison(report, spec)
     report["notes"] = list(spec.notes)
+    report["figure_labels"] = figure_labels(spec)
 
 
 def complete_groups(report: Mapping[str, Any], spec: ReportSpec) -> list[str]:
@@ -1027,6 +1073,24 @@ def _group_order(spec: ReportSpec, fld: str, value: str) -> tuple[int, str]:
     if fld == spec.macro_field and value in spec.macro_groups:
         return (spec.macro_groups.index(value), value)
     return (len(spec.macro_groups), value)
+
+
+_MACHINE_PATH = re.compile(r"(?:/|~/|[A-Za-z]:[\\/])[^\n]*[\\/][^\n]*")
+"""An absolute path of the machine that ran: /..., ~/..., C:\\... (with a directory in it)."""
+
+
+def hide_machine_paths(value: Any) -> Any:
+    """`value` with every absolute path in it cut to its last two parts ("…/samples/x.jsonl"):
+    a report is published and archived, and the layout of the disk it was made on is
+    nobody's business (files are identified by their sha256 beside the path)."""
+    if isinstance(value, dict):
+        return {k: hide_machine_paths(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [hide_machine_paths(v) for v in value]
+    if isinstance(value, str) and _MACHINE_PATH.fullmatch(value):
+        parts = [p for p in re.split(r"[\\/]", value) if p]
+        return "…/" + "/".join(parts[-2:])
+    return value
 
 
 def provenance_summary(run: Run) -> dict[str, Any]:

@@ -9,6 +9,7 @@ old one. A failure while rendering leaves the previous good report untouched.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,21 +21,27 @@ from medhal.reports.registry import report_spec
 from medhal.reports.traces import TraceFileError, configured_rollouts, iter_traces, resolve_trace_file
 
 if TYPE_CHECKING:
+    from medhal.reports.items import ItemLog
     from medhal.reports.report import Run
 
 
-def render(report: dict[str, Any], plots: bool = True) -> dict[str, str | bytes]:
-    """File name -> content for one report."""
+def render(report: dict[str, Any], plots: bool = True, items: ItemLog | None = None) -> dict[str, str | bytes]:
+    """File name -> content for one report; `items`, the run's items read as it was
+    (`Run.view`), gives report.html its per-item view."""
     from medhal.reports.html import report_html
     from medhal.reports.plots import render_plots
     from medhal.reports.report import write_json
 
     images = render_plots(report) if plots else {}
     report["plots"] = list(images)
+    chunks = None
+    if items is not None:
+        chunks = items.finish()
+        report["items"] = {"n": items.n, "withheld": items.withhold}
     return {
         "report.json": write_json(report),
         "report.md": to_markdown(report, report.get("headline", ("accuracy",))),
-        "report.html": report_html(report, images),
+        "report.html": report_html(report, images, chunks),
         **images,
     }
 
@@ -129,8 +136,8 @@ def report_runs(
     groups = read_runs(paths, output, env_id, merge)
     runs, reports, outs = [], [], []
     for run, out in groups:
-        report = build_report_of(run)
-        for name, content in render(report, plots).items():
+        report = build_report_of(run, out)
+        for name, content in render(report, plots, run.view).items():
             staged.write(out / name, content)
         runs.append(run)
         reports.append(report)
@@ -138,10 +145,12 @@ def report_runs(
     return runs, reports, outs
 
 
-def build_report_of(run: Run) -> dict[str, Any]:
+def build_report_of(run: Run, out: Path) -> dict[str, Any]:
+    """The run's report, its traces named as `shown_source` shows them from `out`."""
     from medhal.reports.report import build_report
 
     report = build_report(run)
+    report["source"] = " + ".join(shown_source(Path(file), out) for file in run.path.split(" + "))
     report["headline"] = list(run.spec.headline)
     return report
 
@@ -152,12 +161,13 @@ def read_runs(
     """Each run read, with the directory its report goes to. Two runs whose reports would
     go to one directory (two trace files side by side, no -o) are refused: one report
     would silently replace the other."""
+    from medhal.reports.items import ItemLog
     from medhal.reports.report import Run, read_run
 
     files = [resolve_trace_file(path) for path in paths]
     if merge:
         spec = report_spec(env_id or _benchmark_of(files[0]))
-        run = Run(spec, " + ".join(map(str, files)), merged=True)
+        run = Run(spec, " + ".join(map(str, files)), merged=True, view=ItemLog(spec.group_fields))
         for file in files:
             run.expect_rollouts(configured_rollouts(file))
             for record in iter_traces(file):
@@ -179,8 +189,18 @@ def read_runs(
         groups = []
         for file, out in zip(files, outs, strict=True):
             spec = report_spec(env_id or _benchmark_of(file))
-            groups.append((read_run(file, spec, keep_items=len(files) > 1), out))
+            view = ItemLog(spec.group_fields)
+            groups.append((read_run(file, spec, keep_items=len(files) > 1, view=view), out))
     return groups
+
+
+def shown_source(file: Path, out: Path) -> str:
+    """Where a report's traces are, as the report shows it: relative to the folder that holds
+    the report's folder ("run-dir/traces.jsonl" for a report beside its traces), else to the
+    report itself; never an absolute path of the machine that made it."""
+    file, out = file.resolve(), out.resolve()
+    base = out.parent if file.is_relative_to(out.parent) else out
+    return Path(os.path.relpath(file, base)).as_posix()
 
 
 def write_comparison(

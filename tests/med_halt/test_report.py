@@ -193,7 +193,10 @@ def test_per_set_figures_by_hand_count(demo_report, convention):
         assert figures["accuracy"] == approx(right / n), (name, convention)
         assert figures["paper_score"] == approx((right - 0.25 * (n - right)) / n), (name, convention)
         assert figures["code_score"] == approx((right - 0.25 * wrong) / 100), (name, convention)
-        assert figures["code_accuracy"] == approx(right / parsed if parsed else 0.0), (name, convention)
+        if parsed:
+            assert figures["code_accuracy"] == approx(right / parsed), (name, convention)
+        else:  # right over no read reply: no figure
+            assert figures["code_accuracy"] is None, (name, convention)
         assert figures["format_error_rate"] == approx(format_errors / n), (name, convention)
         assert figures["error_rate"] == approx(missing / n), (name, convention)
 
@@ -245,6 +248,45 @@ def test_family_groups(demo_report):
     assert reasoning["code_score"] == approx(0.0325)  # (4 - 0.25 * 3) / 100
     assert memory["code_score"] == approx(0.0625)  # (7 - 0.25 * 3) / 100
     assert memory["conventions"]["authors"]["accuracy"] == approx(5 / 12)  # 9, 11, 16, 17, 20
+
+
+RULE_DENOMINATORS = {
+    "fct_verdict_accuracy": {"reasoning_FCT"},
+    "fake_decline_accuracy": {"reasoning_fake"},
+    "fake_keywords_accuracy": {"reasoning_fake"},
+    "ir_exact_accuracy": {
+        "IR_pmid2title",
+        "IR_pubmedlink2title",
+        "IR_title2pubmedlink",
+        "IR_abstract2pubmedlink",
+    },
+    "ir_normalized_accuracy": {
+        "IR_pmid2title",
+        "IR_pubmedlink2title",
+        "IR_title2pubmedlink",
+        "IR_abstract2pubmedlink",
+    },
+}
+"""The sets each rule accuracy is over: anywhere else it is no figure (null), not 0."""
+
+
+def test_rule_accuracies_that_do_not_apply_are_blank(demo_report, tmp_path):
+    from medhal.reports.markdown import to_markdown
+
+    sets, families = demo_report["groups"]["test_set"], demo_report["groups"]["family"]
+    for rule, applies in RULE_DENOMINATORS.items():
+        for name, group in sets.items():
+            for convention, figures in group["conventions"].items():
+                assert (figures[rule] is None) == (name not in applies), (rule, name, convention)
+        assert (families["reasoning"][rule] is None) == rule.startswith("ir_"), rule
+        assert (families["memory"][rule] is None) == (not rule.startswith("ir_")), rule
+        assert demo_report["overall"][rule] is not None  # the whole run has every set
+    lines = to_markdown(demo_report, demo_report["headline"]).splitlines()
+    header = [c.strip() for c in next(line for line in lines if line.startswith("| test_set |")).split("|")]
+    fct = [c.strip() for c in next(line for line in lines if line.startswith("| reasoning_FCT |")).split("|")]
+    cells = dict(zip(header, fct, strict=True))
+    assert cells["ir_exact_accuracy"] == cells["fake_decline_accuracy"] == "—"
+    assert cells["fct_verdict_accuracy"] == "0.667"
 
 
 def test_traces_record_every_convention(tmp_path):

@@ -187,3 +187,65 @@ def test_the_same_traces_give_byte_identical_reports(scored, tmp_path):
         outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()})
     assert {"report.json", "report.md", "report.html"} <= set(outputs[0])
     assert outputs[0] == outputs[1]
+
+
+def test_the_terminal_gets_a_short_summary_and_print_gives_the_whole_report(scored, tmp_path):
+    run = copy_run(scored, tmp_path)
+    proc = medhal("report", str(run), "--no-plots")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) <= 25, proc.stdout
+    assert lines[0].startswith("MedFact-Bench") and "6 rollouts" in lines[0]
+    assert lines[1] == "Complete: 6 of 6 tasks, each once, one provenance."
+    header = next(line for line in lines if line.startswith("figure"))
+    assert header.split() == ["figure", "medhal", "(run)", "authors", "strict"]
+    # run 1 reads SUPPORT, CONTRADICT, NEI, INVALID, SUPPORT, CONTRADICT against SUPPORT,
+    # CONTRADICT, SUPPORT, NEI, SUPPORT, CONTRADICT: 4 of 6 right under the medhal reading
+    accuracy = next(line for line in lines if line.startswith("accuracy "))
+    assert accuracy.split()[1] == "0.667"
+    assert f"Files in {run}: report.md, report.html, report.json" in lines
+    assert "Provenance" not in proc.stdout and "{" not in proc.stdout
+    whole = medhal("report", str(run), "--no-plots", "--print")
+    assert whole.returncode == 0
+    assert whole.stdout.startswith((run / "report.md").read_text(encoding="utf-8").rstrip("\n"))
+    assert "### Provenance" in whole.stdout
+
+
+@pytest.mark.parametrize("args", [(), ("--print",)])
+def test_a_reader_that_stops_early_causes_no_error(scored, tmp_path, args):
+    """`medhal report RUN | head -1`: the pipe is closed before anything is printed."""
+    run = copy_run(scored, tmp_path)
+    proc = subprocess.Popen(
+        [str(BIN / "medhal"), "report", str(run), "--no-plots", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 0, stderr
+    assert stderr == ""
+    assert (run / "report.html").is_file()
+
+
+def test_reports_carry_no_path_of_the_machine(scored, tmp_path):
+    """`source` is relative: the run directory and file for a report beside its traces, else
+    the way from the report to them; the dataset path in the provenance is cut to its last
+    parts."""
+    run = copy_run(scored, tmp_path)
+    elsewhere = tmp_path / "reports" / "mine"
+    for args, out, source, base in [
+        ((), run, "run/traces.jsonl", run.parent),
+        (("-o", str(elsewhere)), elsewhere, "../../run/traces.jsonl", elsewhere),
+    ]:
+        proc = medhal("report", str(run), "--no-plots", *args)
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads((out / "report.json").read_text())
+        assert report["source"] == source
+        assert (base / source).resolve() == (run / "traces.jsonl").resolve()
+        for name in ("report.json", "report.md", "report.html"):
+            text = (out / name).read_text(encoding="utf-8")
+            assert (
+                str(tmp_path) not in text and "/work/" not in text and str(Path.home()) + "/" not in text
+            ), name
+        assert report["provenance"]["data"]["options"]["dataset_path"].startswith("…/")

@@ -4,6 +4,7 @@ report must count them all."""
 
 import json
 import os
+import re
 
 import pytest
 
@@ -38,6 +39,10 @@ def test_demo_with_the_local_model(offline_assets, tmp_path):
         assert all((out / env_id / plot).is_file() for plot in report["plots"])
     combined = json.loads((out / "report.json").read_text())
     assert [r["benchmark"] for r in combined] == list(envs)
+    page = (out / "report.html").read_text()
+    links = re.findall(r'href="([\w-]+/report\.html)"', page)
+    assert sorted(links) == sorted(f"{env}/report.html" for env in envs)
+    assert all((out / link).is_file() for link in links)
     summary = (out / "report.md").read_text()
     assert "| benchmark | items | errors |" in summary and "| benchmark | items | errors |" in proc.stdout
     # The terminal shows progress and a summary; eval's own logs went to files.

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import pytest
 
 from medhal.reports.compare import compare_runs
-from medhal.reports.html import comparison_html, report_html
+from medhal.reports.html import ITEM_VIEW_SCRIPT, comparison_html, report_html, script_hash
 from medhal.reports.markdown import comparison_markdown, to_markdown
 from medhal.reports.published import Published
 from medhal.reports.report import Columns, ItemView, ReportSpec, build_report, read_run
@@ -187,12 +187,33 @@ FORBIDDEN_TAGS = {
 }
 
 
+BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
+
+def allowed_script(root: Node, node: Node) -> bool:
+    """The two kinds of <script> a report may hold: the item view's data blocks (a type the
+    browser never runs, base64 text only) and inline scripts whose hash the page's
+    Content-Security-Policy lists (the only ones it lets run)."""
+    text = "".join(c for c in node.children if isinstance(c, str))
+    if node.attrs.get("type") == "application/octet-stream":
+        return set(node.attrs) <= {"type", "data-items-part", "data-chunk"} and bool(BASE64.fullmatch(text))
+    csp = [
+        m.attrs.get("content") or ""
+        for m in root.all("meta")
+        if m.attrs.get("http-equiv") == "Content-Security-Policy"
+    ]
+    return not node.attrs and len(csp) == 1 and script_hash(text) in csp[0].split("script-src", 1)[-1]
+
+
 def outside_references(root: Node) -> list[str]:
     """Everything in the page that could load or run something from outside it: URL
-    attributes other than an embedded PNG, event handlers, tags that fetch or script, a
-    meta refresh, and CSS url(...)/@import in <style> or style attributes."""
+    attributes other than an embedded PNG or a link within the page, event handlers, tags
+    that fetch or script (but the scripts `allowed_script` admits), a meta refresh, and CSS
+    url(...)/@import in <style> or style attributes."""
     found = []
     for node in root.all():
+        if node.tag == "script" and allowed_script(root, node):
+            continue
         if node.tag in FORBIDDEN_TAGS:
             found.append(f"<{node.tag}>")
         if node.tag == "meta" and (node.attrs.get("http-equiv") or "").lower() == "refresh":
@@ -201,7 +222,12 @@ def outside_references(root: Node) -> list[str]:
             if name.startswith("on"):
                 found.append(f"{node.tag}[{name}]")
             if name in URL_ATTRIBUTES and not (
-                node.tag == "img" and name == "src" and (value or "").startswith("data:image/png;base64,")
+                (node.tag == "img" and name == "src" and (value or "").startswith("data:image/png;base64,"))
+                or (
+                    node.tag == "a"
+                    and name == "href"
+                    and re.fullmatch(r"#[\w-]+|[\w-]+/report\.html", value or "")
+                )
             ):
                 found.append(f"{node.tag}[{name}={value!r}]")
             if name == "style" and re.search(r"url\s*\(|@import|expression\s*\(", value or "", re.I):
@@ -219,14 +245,16 @@ def test_the_reference_check_finds_references():
         '<!DOCTYPE html><html><head><link rel="stylesheet" href="https://cdn.example/x.css">'
         "<style>@import 'x.css'; body{background:url(https://example.com/a.png)}</style></head><body>"
         '<img src="https://example.com/p.png"><img src="data:image/png;base64,AAAA" onerror="alert(1)">'
-        '<a href="#top">top</a><p style="background:url(x.png)">x</p><script>1</script></body></html>'
+        '<a href="https://example.com/">x</a><a href="../report.html">up</a>'
+        '<p style="background:url(x.png)">x</p><script>1</script></body></html>'
     )
     found = outside_references(parse(hostile))
     for expected in (
         "<link>",
         "<script>",
         "img[onerror]",
-        "a[href='#top']",
+        "a[href='https://example.com/']",
+        "a[href='../report.html']",
         "p[style]",
         "img[src='https://example.com/p.png']",
         "<style> with url(, @import or @font-face",
@@ -271,6 +299,7 @@ TOY = ReportSpec(
         Published("Paper model", (), "accuracy", "b", 0.1, "Toy paper, Table 2"),
     ),
     group_sizes={"a": 3, "b": 2},  # complete groups: their published figures are comparable
+    figure_labels={"yes_rate": "said <yes>"},  # shown as text
 )
 
 PROVENANCE = {"dataset": "toy", "options": {"parser": "medhal"}, "code": {"environment_version": "1.0"}}
@@ -425,7 +454,12 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
 
     header, rows, table = a_table(root, "headline")
     assert header == ["figure", "medhal this run's reading", "authors", "strict"]
-    assert [r[0] for r in rows] == ["macro_accuracy", "accuracy", "yes_rate"]
+    assert [r[0] for r in rows] == [
+        "accuracy, mean over part macro_accuracy",
+        "accuracy",
+        "said <yes> yes_rate",
+    ]
+    assert [c.text() for c in table.one("tbody").all("code")] == ["macro_accuracy", "yes_rate"]
     # macro: medhal a 2/3, b 1/2 -> 0.583; authors a 3/3, b 0/2 -> 0.500; strict as medhal -> 0.583
     # accuracy: 3/5 under all three; yes_rate: medhal {0} 1/5, authors {0, 2, 3} 3/5, strict {0} 1/5
     assert [[first_number(c) for c in r[1:]] for r in rows] == [
@@ -437,7 +471,15 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
     assert all("own" in tr.all("td")[1].classes() for tr in table.one("tbody").all("tr"))
 
     header, rows, _ = a_table(root, "group:part")
-    assert header == ["part", "n", "accuracy (95% CI)", "n_errors", "parse_rate", "error_rate", "yes_rate"]
+    assert header == [
+        "part",
+        "n",
+        "accuracy (95% CI)",
+        "failed rollouts (count) n_errors",
+        "replies read parse_rate",
+        "failed rollouts error_rate",
+        "said <yes> yes_rate",
+    ]
     # a: items 0, 1, 2: right 2, read 3, yes 1 (item 0); b: items 3, 4: right 1, read 1, yes 0; no errors
     assert [[r[0], r[1], first_number(r[2]), *r[3:]] for r in rows] == [
         ["a", "3", "0.667", "0", "1.000", "0.000", "0.333"],
@@ -706,8 +748,8 @@ def test_comparison_tables(comparison):
     assert [r[4] for r in rows] == ["reference", "paired (same tasks)", "paired (same tasks)", "unpaired"]
     # B vs A: right only in A 0, only in B 10 -> p = 2 * (1/2)^10 = 0.001953125
     # C vs A: no discordant item -> p = 1
-    assert [r[5] for r in rows] == ["–", "0.001953 (0 : 10)", "1 (0 : 0)", "–"]
-    assert [r[6] for r in rows] == ["–", "–", "⚠ prompt", "–"]
+    assert [r[5] for r in rows] == ["—", "0.001953 (0 : 10)", "1 (0 : 0)", "—"]
+    assert [r[6] for r in rows] == ["—", "—", "⚠ prompt", "—"]
     assert [r[7].split("/")[-2:] for r in rows] == [
         ["A", "traces.jsonl"],
         ["B", "traces.jsonl"],
@@ -740,7 +782,10 @@ def test_comparison_tables(comparison):
         assert row[3].endswith("Δ +0.000 [0.000, 0.000]") and row[4].endswith("Δ +0.000 [0.000, 0.000]")
 
     banner = root.one("div", data_banner="differs")
-    assert [li.text() for li in banner.all("li")] == ["run 3 differs from run 1 in prompt"]
+    assert [li.text() for li in banner.all("li")] == [
+        "run 3 differs from run 1 in prompt: prompt prompt: unset in run 1, v2 in run 3",
+        "prompt prompt: unset in run 1, v2 in run 3",
+    ]
     markdown = root.one("details").one("pre").text()
     assert markdown == " ".join(comparison_markdown(comparisons).split())
 
@@ -782,13 +827,15 @@ def test_medhal_score_writes_a_self_contained_page(medfact_page):
     assert len(root.all("img")) == len(report["plots"]) == len(list(medfact_page.glob("*.png"))) >= 2
     header, rows, _ = a_table(root, "headline")
     assert header[1:] == ["medhal this run's reading", "authors", "strict"]
-    assert [r[0] for r in rows][:2] == ["macro_accuracy", "accuracy"]
+    assert [r[0] for r in rows][:2] == ["accuracy, mean over dataset macro_accuracy", "accuracy"]
     header, rows, _ = a_table(root, "confusion")
     assert (
         header == ["gold \\ predicted", "SUPPORT", "NEI", "CONTRADICT", "INVALID", "ERROR"] and len(rows) == 3
     )
     _, rows, _ = a_table(root, "unreadable")
-    assert SCRIPT in [r[1] for r in rows] and root.all("script") == []
+    assert SCRIPT in [r[1] for r in rows]
+    runs = [n for n in root.all("script") if n.attrs.get("type") != "application/octet-stream"]
+    assert [n.children for n in runs] == [[ITEM_VIEW_SCRIPT]]  # the item view's, nothing from a reply
 
 
 # ------------------------------------------------------------------- in a browser
@@ -801,9 +848,10 @@ def chromium() -> str | None:
     return None
 
 
-def browse(page: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
-    """Open a file in headless Chromium with console logging on stderr, and nothing allowed
-    to reach a network (flags as in the machine notes; every host name resolves to nothing)."""
+def browse(page: Path, tmp_path: Path, *extra: str, fragment: str = "") -> subprocess.CompletedProcess:
+    """Open a file (at `#fragment`, when given) in headless Chromium with console logging on
+    stderr, and nothing allowed to reach a network (flags as in the machine notes; every host
+    name resolves to nothing)."""
     browser = chromium()
     if browser is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium)")
@@ -823,7 +871,7 @@ def browse(page: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProce
         "--enable-logging=stderr",
         "--v=0",
         *extra,
-        page.as_uri(),
+        page.as_uri() + (f"#{fragment}" if fragment else ""),
     ]
     return subprocess.run(
         args,
@@ -891,3 +939,57 @@ def test_the_report_prints(messy, tmp_path):
     assert proc.returncode == 0 and console_lines(proc) == [], proc.stderr[-3000:]
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF-") and len(re.findall(rb"/Type\s*/Page\b", data)) >= 1
+
+
+def test_a_comparison_keeps_each_runs_warnings_and_names_the_values_that_differ(tmp_path):
+    """Run 2: demo prompts, temperature 0.7 instead of 0.0, a top_p run 1 never set."""
+    hot = ten("no", 0, provenance=DEMO)
+    for row in hot:
+        row["agent"]["sampling"] = {"temperature": 0.7, "top_p": 0.9}
+    runs, reports = [], []
+    for name, rows in {"cold": ten("no", 0), "hot": hot}.items():
+        run = read_run(write_traces(tmp_path / name / "traces.jsonl", rows), TOY, keep_items=True)
+        runs.append(run)
+        reports.append(build_report(run))
+    comparisons = [compare_runs(runs, reports)]
+    first, second = comparisons[0]["runs"]
+    assert first["warnings"] == [] and first["differences"] == []
+    assert second["warnings"] == ["demo prompts: a pipeline check, not benchmark results"]
+    assert second["differs_in"] == ["sampling"]
+    assert second["differences"] == [
+        {"field": "sampling", "setting": "temperature", "first": 0.0, "this": 0.7},
+        {"field": "sampling", "setting": "top_p", "first": None, "this": 0.9},
+    ]
+    text = comparison_markdown(comparisons)
+    assert "sampling temperature: 0.0 in run 1, 0.7 in run 2" in text
+    assert "sampling top_p: unset in run 1, 0.9 in run 2" in text
+    assert "- run 2: demo prompts: a pipeline check, not benchmark results." in text
+    root = parse(comparison_html(text, comparisons))
+    differs = [li.text() for li in root.one("div", data_banner="differs").all("li")]
+    assert "sampling temperature: 0.0 in run 1, 0.7 in run 2" in differs
+    warned = [li.text() for li in root.one("div", data_banner="run-warnings").all("li")]
+    assert warned == ["run 2: demo prompts: a pipeline check, not benchmark results"]
+
+
+def test_a_combined_page_for_several_reports(clean, messy):
+    """The demo's report.html: a table of every report, then each one's warnings, summary and
+    headline figures, linked to its own report.html."""
+    from medhal.reports.html import combined_html
+
+    messy = {**messy, "benchmark": "other"}
+    html = combined_html(
+        "medhal demo <x>", ["Two toy runs.", ""], [clean, messy], ["toy/report.html", "other/report.html"]
+    )
+    root = parse(html)
+    assert outside_references(root) == []
+    assert root.one("h1").text() == "medhal demo <x>"
+    header, rows, _ = a_table(root, "combined")
+    assert header == ["benchmark", "items", "errors", "accuracy (95% CI)", "parse rate"]
+    assert [r[:3] for r in rows] == [["toy", "5", "0"], ["other", "5", "1"]]
+    assert [first_number(r[3]) for r in rows] == ["0.600", "0.200"]
+    sections = root.all("section")
+    assert [s.attrs["id"] for s in sections] == ["bench-toy", "bench-other"]
+    assert [s.one("a").attrs["href"] for s in sections] == ["toy/report.html", "other/report.html"]
+    assert sections[1].one("div", data_banner="demo-prompts") is not None
+    assert sections[0].all("div", data_banner="demo-prompts") == []
+    assert len(root.all("table", data_table="headline")) == 2

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import pytest
 
+from medhal.reports.markdown import to_markdown
 from medhal.reports.report import (
     Columns,
     ItemView,
@@ -721,17 +722,19 @@ def test_without_macro_groups_the_macro_figure_is_the_micro_one(tmp_path):
     assert report["macro_accuracy_ci"] == report["micro_accuracy_ci"]
 
 
-def test_an_empty_run_reports_zeros():
+def test_an_empty_run_has_no_figures():
+    """A rate over no items does not apply: null, not 0 (nor an interval around nothing)."""
     from medhal.reports.report import Run
 
     report = build_report(Run(SPEC, "nothing"))
     assert (report["n"], report["convention"], report["micro_accuracy"], report["micro_accuracy_ci"]) == (
         0,
         "medhal",
-        0.0,
-        [0.0, 0.0],
+        None,
+        None,
     )
-    assert report["conventions"]["medhal"] == {"accuracy": 0.0, "parse_rate": 0.0, "error_rate": 0.0}
+    assert report["conventions"]["medhal"] == {"accuracy": None, "parse_rate": None, "error_rate": None}
+    assert "| micro accuracy (95% CI) | — |" in to_markdown(report, ("accuracy",))
 
 
 def test_only_the_most_frequent_shapes_and_errors_are_listed(tmp_path):

@@ -1,0 +1,315 @@
+// report.html's per-item view (medhal/reports/items.py writes its data).
+// Every text from a run is set with textContent, never parsed as HTML.
+(() => {
+  "use strict";
+  const root = document.getElementById("items");
+  if (!root) return;
+  const started = performance.now();
+  const meta = JSON.parse(root.dataset.meta);
+  const own = meta.conventions.indexOf(meta.own);
+  const PAGE = 50;
+  const status = root.querySelector("[data-items-status]");
+  const list = root.querySelector("[data-items-list]");
+  const controls = root.querySelector("[data-items-controls]");
+  const items = { m: [], r: [], p: null };
+  const state = { filter: "all", group: "", by: meta.fields.length ? meta.fields[0] : "", q: "", page: 0 };
+  let shown = [];
+
+  function el(tag, text, cls) {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (cls) node.className = cls;
+    return node;
+  }
+
+  function bytesOf(text) {
+    if (typeof Uint8Array.fromBase64 === "function") return Uint8Array.fromBase64(text);
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes;
+  }
+
+  async function inflate(node) {
+    const stream = new Blob([bytesOf(node.textContent.trim())]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return JSON.parse(await new Response(stream).text());
+  }
+
+  function parts(name) {
+    return Array.from(document.querySelectorAll('script[data-items-part="' + name + '"]'));
+  }
+
+  async function load(name, from) {
+    const chunks = await Promise.all(parts(name).slice(from).map(inflate));
+    return [].concat(...chunks);
+  }
+
+  // ---- what an item is
+  const bit = (mask, i) => (mask >> i) & 1;
+  const errored = (i) => items.m[i][7] !== null;
+  const wrong = (i) => !bit(items.m[i][4], own);
+  const unreadable = (i) => !errored(i) && !bit(items.m[i][5], own);
+  function disagree(i) {
+    const row = items.m[i];
+    const all = (1 << meta.conventions.length) - 1;
+    return new Set(row[3]).size > 1 || (row[4] !== 0 && row[4] !== all);
+  }
+  const FILTERS = {
+    all: () => true,
+    wrong: wrong,
+    unreadable: unreadable,
+    errored: errored,
+    disagree: disagree,
+  };
+
+  function matches(i, q) {
+    if (!q) return true;
+    const row = items.m[i];
+    const number = /^(#?)(\d+)$/.exec(q);
+    if (number && row[0] === Number(number[2])) return true;
+    if (number && number[1]) return false; // #12: that idx only; 12: that idx or the text
+    const needle = q.toLowerCase();
+    const texts = [items.r[i], row[2], row[7], row[3].join(" "), items.p ? items.p[i] : null];
+    return texts.some((t) => t !== null && t !== undefined && String(t).toLowerCase().includes(needle));
+  }
+
+  // ---- state in the address (#view:filter=disagree&q=...), so a view can be linked
+  function readHash() {
+    const hash = location.hash.slice(1);
+    if (!hash.startsWith("view:")) return false;
+    const params = new URLSearchParams(hash.slice(5));
+    state.filter = FILTERS[params.get("filter")] ? params.get("filter") : "all";
+    state.group = params.get("group") || "";
+    state.q = params.get("q") || "";
+    state.page = Math.max(0, Number(params.get("page") || 1) - 1) || 0;
+    if (params.has("by")) state.by = params.get("by");
+    return true;
+  }
+
+  function select(name, label, options, value) {
+    const wrap = el("label", label + " ");
+    const box = el("select");
+    box.name = name;
+    for (const [key, text] of options) {
+      const option = el("option", text);
+      option.value = key;
+      box.append(option);
+    }
+    box.value = value;
+    wrap.append(box);
+    return [wrap, box];
+  }
+
+  function groupCounts() {
+    const counts = meta.fields.map(() => new Map());
+    for (const row of items.m) row[1].forEach((v, f) => counts[f].set(v, (counts[f].get(v) || 0) + 1));
+    return counts;
+  }
+
+  function order() {
+    const f = meta.fields.indexOf(state.by);
+    const ids = items.m.map((_, i) => i);
+    if (f < 0) return ids.sort((a, b) => items.m[a][0] - items.m[b][0]);
+    const rank = new Map((meta.groups[state.by] || []).map((v, k) => [v, k]));
+    const key = (i) => (rank.has(items.m[i][1][f]) ? rank.get(items.m[i][1][f]) : rank.size);
+    return ids.sort((a, b) => key(a) - key(b) || String(items.m[a][1][f]).localeCompare(String(items.m[b][1][f])) || items.m[a][0] - items.m[b][0]);
+  }
+
+  function update() {
+    const keep = FILTERS[state.filter];
+    let group = null;
+    if (state.group) {
+      const at = state.group.indexOf("=");
+      group = [meta.fields.indexOf(state.group.slice(0, at)), state.group.slice(at + 1)];
+    }
+    shown = order().filter(
+      (i) => keep(i) && (!group || items.m[i][1][group[0]] === group[1]) && matches(i, state.q),
+    );
+    const pages = Math.max(1, Math.ceil(shown.length / PAGE));
+    state.page = Math.min(state.page, pages - 1);
+    render(pages);
+  }
+
+  function render(pages) {
+    list.replaceChildren();
+    const start = state.page * PAGE;
+    const f = meta.fields.indexOf(state.by);
+    let heading = null;
+    for (const i of shown.slice(start, start + PAGE)) {
+      if (f >= 0 && items.m[i][1][f] !== heading) {
+        heading = items.m[i][1][f];
+        list.append(el("h3", state.by + ": " + heading, "item-group"));
+      }
+      list.append(card(i));
+    }
+    const to = Math.min(start + PAGE, shown.length);
+    const prompts = items.p ? "" : " (prompts still loading: search covers them once loaded)";
+    status.textContent =
+      shown.length + " of " + items.m.length + " items" +
+      (shown.length ? "; showing " + (start + 1) + "–" + to + ", page " + (state.page + 1) + " of " + pages : "") +
+      prompts;
+    root.querySelector("[data-page=prev]").disabled = state.page === 0;
+    root.querySelector("[data-page=next]").disabled = state.page >= pages - 1;
+    root.dataset.shown = String(shown.length);
+  }
+
+  function card(i) {
+    const row = items.m[i];
+    const node = el("article", null, "item");
+    node.dataset.idx = String(row[0]);
+    const head = el("p", null, "item-head");
+    head.append(el("strong", "idx " + row[0]));
+    meta.fields.forEach((f, k) => head.append(el("span", f + ": " + row[1][k], "tag")));
+    const flags = [];
+    if (errored(i)) flags.push(["errored", "bad"]);
+    else if (unreadable(i)) flags.push(["unreadable", "bad"]);
+    flags.push(wrong(i) ? ["wrong (" + meta.own + ")", "bad"] : ["right (" + meta.own + ")", "good"]);
+    if (disagree(i)) flags.push(["conventions disagree", "warnflag"]);
+    for (const [text, cls] of flags) head.append(el("span", text, "tag " + cls));
+    node.append(head);
+
+    const table = el("table");
+    table.dataset.table = "readings";
+    const headRow = el("tr");
+    ["", ...meta.conventions].forEach((c) => headRow.append(el("th", c === meta.own ? c + " (run)" : c)));
+    const thead = el("thead");
+    thead.append(headRow);
+    const body = el("tbody");
+    const reading = el("tr");
+    reading.append(el("th", "reading"));
+    row[3].forEach((r) => reading.append(el("td", r)));
+    const right = el("tr");
+    right.append(el("th", "right"));
+    meta.conventions.forEach((_, k) => right.append(el("td", bit(row[4], k) ? "yes" : "no", bit(row[4], k) ? "good" : "bad")));
+    body.append(reading, right);
+    table.append(thead, body);
+    node.append(table);
+
+    const facts = el("dl");
+    const fact = (name, value, cls) => {
+      facts.append(el("dt", name));
+      facts.append(el("dd", value, cls));
+    };
+    fact("gold", row[2] === null ? (meta.withheld ? "(withheld)" : "–") : row[2]);
+    const rewards = Object.entries(row[6]);
+    fact("reward", rewards.length ? rewards.map(([k, v]) => k + " " + Number(v).toFixed(3)).join(", ") : "–");
+    if (row[7] !== null) fact("error", row[7], "bad");
+    node.append(facts);
+
+    const reply = items.r[i];
+    node.append(el("p", "reply", "label"));
+    node.append(el("pre", reply === null ? (meta.withheld ? "(withheld in the published copy)" : "(no reply)") : reply, "reply"));
+    const prompt = el("details");
+    prompt.append(el("summary", "prompt"));
+    const text = items.p ? items.p[i] : "(still loading)";
+    prompt.append(el("pre", text === null ? (meta.withheld ? "(withheld in the published copy)" : "(none recorded)") : text));
+    node.append(prompt);
+    return node;
+  }
+
+  function build() {
+    const counts = groupCounts();
+    const filterOptions = [
+      ["all", "all items"],
+      ["wrong", "wrong (" + meta.own + " reading)"],
+      ["unreadable", "unreadable (" + meta.own + " reading)"],
+      ["errored", "errored"],
+      ["disagree", "conventions disagree"],
+    ].map(([k, t]) => [k, t + " (" + items.m.filter((_, i) => FILTERS[k](i)).length + ")"]);
+    const [filterLabel, filterBox] = select("filter", "Show", filterOptions, state.filter);
+    const groupOptions = [["", "every group"]];
+    meta.fields.forEach((f, k) => {
+      const values = [...counts[k].keys()];
+      const rank = new Map((meta.groups[f] || []).map((v, r) => [v, r]));
+      values.sort((a, b) => (rank.has(a) ? rank.get(a) : rank.size) - (rank.has(b) ? rank.get(b) : rank.size) || a.localeCompare(b));
+      for (const v of values) groupOptions.push([f + "=" + v, f + ": " + v + " (" + counts[k].get(v) + ")"]);
+    });
+    const [groupLabel, groupBox] = select("group", "in", groupOptions, state.group);
+    const [byLabel, byBox] = select("by", "grouped by", [...meta.fields.map((f) => [f, f]), ["", "none (idx order)"]], state.by);
+    const search = el("input");
+    search.type = "search";
+    search.name = "q";
+    search.placeholder = "#idx (e.g. #12) or text in reply, gold, prompt, error";
+    search.value = state.q;
+    const searchLabel = el("label", "Search ");
+    searchLabel.append(search);
+    const prev = el("button", "‹ previous");
+    prev.dataset.page = "prev";
+    const next = el("button", "next ›");
+    next.dataset.page = "next";
+    controls.replaceChildren(filterLabel, groupLabel, byLabel, searchLabel, prev, next);
+    const changed = () => {
+      state.filter = filterBox.value;
+      state.group = groupBox.value;
+      state.by = byBox.value;
+      state.q = search.value.trim();
+      state.page = 0;
+      update();
+    };
+    filterBox.addEventListener("change", changed);
+    groupBox.addEventListener("change", changed);
+    byBox.addEventListener("change", changed);
+    let timer = 0;
+    search.addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(changed, 250);
+    });
+    prev.addEventListener("click", () => {
+      state.page -= 1;
+      update();
+      root.scrollIntoView();
+    });
+    next.addEventListener("click", () => {
+      state.page += 1;
+      update();
+      root.scrollIntoView();
+    });
+  }
+
+  function followHash() {
+    if (!readHash()) return;
+    const box = (name) => controls.querySelector('[name="' + name + '"]');
+    box("filter").value = state.filter;
+    box("group").value = state.group;
+    box("by").value = state.by;
+    box("q").value = state.q;
+    update();
+    root.scrollIntoView();
+  }
+
+  async function main() {
+    if (typeof DecompressionStream !== "function") {
+      status.textContent = "This browser cannot show the items (it lacks DecompressionStream; any browser since 2023 has it).";
+      return;
+    }
+    const linked = readHash();
+    const mark = (name) => (document.documentElement.dataset[name] = String(Math.round(performance.now() - started)));
+    // The first chunk on screen at once; the filters' counts and order wait for the rest.
+    if (parts("m").length) [items.m, items.r] = await Promise.all([inflate(parts("m")[0]), inflate(parts("r")[0])]);
+    const total = meta.n;
+    if (items.m.length < total) {
+      build();
+      update();
+      status.textContent += " (reading the other " + (total - items.m.length) + " items…)";
+      mark("itemsReady");
+      const [m, r] = await Promise.all([load("m", 1), load("r", 1)]);
+      items.m = items.m.concat(m);
+      items.r = items.r.concat(r);
+    }
+    build();
+    update();
+    if (linked) root.scrollIntoView();
+    if (!document.documentElement.dataset.itemsReady) mark("itemsReady");
+    window.addEventListener("hashchange", followHash);
+    mark("itemsLoaded");
+    items.p = await load("p", 0);
+    if (state.q) update();
+    else render(Math.max(1, Math.ceil(shown.length / PAGE)));
+    mark("promptsReady");
+  }
+
+  main().catch((error) => {
+    status.textContent = "The items could not be shown: " + error;
+    console.error(error);
+  });
+})();

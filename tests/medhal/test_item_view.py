@@ -1,0 +1,227 @@
+"""report.html's per-item view: every rollout's data embedded once, compressed and inert
+(read back here with an HTML parser and decoded by hand), and the page's script showing it
+in headless Chromium under every filter, search and group, with hostile replies staying
+text and no console message.
+
+Reports are built from trace files written here, on the toy benchmark of test_html.py."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from medhal.reports import items as items_module
+from medhal.reports.items import ItemLog, prompt_text
+from medhal.reports.report import build_report, read_run
+from medhal.reports.report_files import render
+from tests.medhal.test_html import (
+    BOLD,
+    CLEAN,
+    TOY,
+    Node,
+    browse,
+    console_lines,
+    dumped,
+    outside_references,
+    parse,
+    same,
+    trace,
+    write_traces,
+)
+
+HOSTILE = '</script><script>alert(1)</script><img src=x onerror="alert(2)"><!-- &amp; \u2028 -->'
+"""A reply that would run code or break out of an inline data block if it were pasted raw."""
+
+
+def hostile_rows() -> list[dict]:
+    """CLEAN (whose readings disagree on items 2, 3 and 4), with a hostile reply on item 0, a
+    hostile prompt on item 1 and a failed rollout with markup in its message added as item 5."""
+    rows = json.loads(json.dumps(CLEAN))
+    rows[0]["nodes"][0]["message"]["content"] = HOSTILE
+    rows[1]["task"]["data"]["prompt"] = "</script><b>prompt</b>"
+    rows[1]["task"]["data"]["system_prompt"] = "Be careful."
+    failed = trace(5, "b", "no", same(None), same(0), error="<img src=y onerror=alert(3)> 502", n_expected=6)
+    for row in rows:
+        row["task"]["data"]["selection"]["n_expected"] = 6
+    return [*rows, failed]
+
+
+def page_files(tmp_path: Path, rows: list[dict], withhold: bool = False) -> dict:
+    run = read_run(
+        write_traces(tmp_path / "run" / "traces.jsonl", rows),
+        TOY,
+        view=ItemLog(TOY.group_fields, withhold=withhold),
+    )
+    report = build_report(run)
+    report["headline"] = list(TOY.headline)
+    return render(report, plots=False, items=run.view)
+
+
+def decoded(root: Node) -> dict[str, list]:
+    """Each part of the embedded item data, chunks joined, decoded as the page decodes it."""
+    out: dict[str, list] = {"m": [], "r": [], "p": []}
+    for node in root.all("script", type="application/octet-stream"):
+        text = "".join(c for c in node.children if isinstance(c, str))
+        out[node.attrs["data-items-part"] or ""] += json.loads(
+            gzip.decompress(base64.b64decode(text, validate=True))
+        )
+    return out
+
+
+def test_the_embedded_items_are_inert_and_whole(tmp_path):
+    files = page_files(tmp_path, hostile_rows())
+    html = files["report.html"]
+    root = parse(html)
+    assert outside_references(root) == []
+    assert root.all("img") == [] and HOSTILE not in html
+    assert "<img" not in html.lower() and "<script>alert" not in html.lower()
+    data = decoded(root)
+    # idx, groups (part, topic), gold, readings (medhal, authors, strict), right bits, read bits,
+    # rewards, error: bit 0 medhal, 1 authors, 2 strict
+    assert data["m"] == [
+        [0, ["a", BOLD], "yes", ["yes", "yes", "yes"], 7, 7, {}, None],
+        [1, ["a", "plain"], "no", ["no", "no", "no"], 7, 7, {}, None],
+        [2, ["a", "plain"], "yes", ["no", "yes", "INVALID"], 2, 3, {}, None],
+        [3, ["b", BOLD], "no", ["no", "yes", "no"], 5, 7, {}, None],
+        [4, ["b", "plain"], "yes", ["INVALID", "no", "INVALID"], 0, 2, {}, None],
+        [
+            5,
+            ["b", "plain"],
+            "no",
+            ["ERROR", "ERROR", "ERROR"],
+            0,
+            0,
+            {},
+            "ProviderError: <img src=y onerror=alert(3)> 502",
+        ],
+    ]
+    assert data["r"] == [HOSTILE, "r", "r", "r", "I cannot tell", None]
+    assert data["p"][0] == "q" and data["p"][1] == "[system]\nBe careful.\n\n[user]\n</script><b>prompt</b>"
+    assert json.loads(files["report.json"])["items"] == {"n": 6, "withheld": False}
+    meta = json.loads(root.one("section", id="items").attrs["data-meta"] or "")
+    assert meta["fields"] == ["part", "topic"] and meta["own"] == "medhal"
+    assert meta["groups"]["topic"] == [BOLD, "plain"]
+
+
+def test_items_are_split_into_chunks_and_texts_cleaned(tmp_path, monkeypatch):
+    monkeypatch.setattr(items_module, "CHUNK", 2)
+    rows = hostile_rows()
+    rows[2]["nodes"][0]["message"]["content"] = "bell\x07 and an escape \x1b[31m"
+    root = parse(page_files(tmp_path, rows)["report.html"])
+    assert len(root.all("script", type="application/octet-stream")) == 3 * 3  # 6 items, 2 a chunk, 3 parts
+    data = decoded(root)
+    assert [row[0] for row in data["m"]] == [0, 1, 2, 3, 4, 5]
+    assert data["r"][2] == "bell\\x07 and an escape \\x1b[31m"
+
+
+def test_a_withheld_copy_keeps_figures_but_no_text(tmp_path):
+    files = page_files(tmp_path, hostile_rows(), withhold=True)
+    root = parse(files["report.html"])
+    data = decoded(root)
+    assert data["r"] == [None] * 6 and data["p"] == [None] * 6 and [r[2] for r in data["m"]] == [None] * 6
+    assert [r[3] for r in data["m"]][2] == ["(withheld)", "(withheld)", "INVALID"]
+    assert [r[3] for r in data["m"]][5] == ["ERROR"] * 3
+    assert [r[4] for r in data["m"]] == [7, 7, 2, 5, 0, 0]  # rightness stays
+    assert json.loads(files["report.json"])["items"] == {"n": 6, "withheld": True}
+    assert "withheld" in root.one("section", id="items").text()
+
+
+@pytest.mark.parametrize(
+    "line, n",
+    [
+        ('{"role": "user", "content": "hi"}', "[user]\nhi"),
+        (
+            '{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image"}, {"text": "b"}]}',
+            "[user]\nab",
+        ),
+    ],
+)
+def test_prompt_text_of_message_lists(line, n):
+    assert prompt_text({"prompt": [json.loads(line)]}) == n
+    assert prompt_text({"prompt": None}) is None
+
+
+# ------------------------------------------------------------------- in a browser
+
+
+def shown(tmp_path: Path, page: Path, view: str) -> tuple[list[int], Node, list[str]]:
+    """(idx of the items shown, the DOM, console lines) of the page opened at `#view:<view>`."""
+    proc = browse(page, tmp_path, "--dump-dom", "--virtual-time-budget=10000", fragment=f"view:{view}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    dom = parse(dumped(proc))
+    section = dom.one("section", id="items")
+    cards = [int(a.attrs["data-idx"] or -1) for a in section.all("article")]
+    assert section.attrs.get("data-shown") == str(len(cards)), "more than one page?"
+    return cards, dom, console_lines(proc)
+
+
+@pytest.fixture(scope="module")
+def hostile_page(tmp_path_factory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("items")
+    page = tmp / "report.html"
+    page.write_text(page_files(tmp, hostile_rows())["report.html"], encoding="utf-8")
+    return page, tmp
+
+
+@pytest.mark.parametrize(
+    "view, expected",
+    [
+        ("filter=all&by=", [0, 1, 2, 3, 4, 5]),
+        ("filter=disagree", [2, 3, 4]),  # readings differ: 2 (no/yes/-), 3 (no/yes/no), 4 (-/no/-)
+        ("filter=wrong", [2, 4, 5]),  # medhal reading: right on 0, 1, 3
+        ("filter=unreadable", [4]),  # 5 failed: errored, not unreadable
+        ("filter=errored", [5]),
+        ("q=%233", [3]),
+        ("q=cannot", [4]),  # reply text
+        ("q=careful", [1]),  # prompt text (searched once the prompts are loaded)
+        ("q=502&filter=errored", [5]),  # error text
+        ("group=part%3Db", [3, 4, 5]),
+        ("group=" + quote(f"topic={BOLD}", safe=""), [0, 3]),
+        ("by=topic", [0, 3, 1, 2, 4, 5]),  # grouped by topic, in the report's order of its values
+    ],
+)
+def test_the_view_filters_searches_and_groups_in_chromium(hostile_page, view, expected):
+    page, tmp = hostile_page
+    cards, dom, console = shown(tmp, page, view)
+    assert console == []
+    assert cards == expected
+    assert dom.all("img") == []  # no reply, prompt or error became an element
+
+
+def test_a_hostile_reply_is_shown_as_text_in_chromium(hostile_page):
+    page, tmp = hostile_page
+    cards, dom, console = shown(tmp, page, "q=%230")
+    assert console == [] and cards == [0]
+    card = dom.one("section", id="items").one("article")
+    assert card.one("pre", **{"class": "reply"}).children == [HOSTILE]
+    assert [td.text() for td in card.one("table", data_table="readings").all("td")] == ["yes"] * 3 + [
+        "yes"
+    ] * 3
+    assert [s.text() for s in dom.one("section", id="items").all("h3")] == ["part: a"]
+    assert dom.one("html").attrs.get("data-items-ready") is not None
+    assert dom.one("html").attrs.get("data-prompts-ready") is not None
+    cards, dom, _ = shown(tmp, page, "filter=errored")
+    assert cards == [5]
+    card = dom.one("section", id="items").one("article")
+    assert "ProviderError: <img src=y onerror=alert(3)> 502" in card.text() and dom.all("img") == []
+
+
+def test_a_view_in_chunks_shows_the_first_then_every_item(tmp_path, monkeypatch):
+    """Three chunks of two items: the page shows the first chunk at once, then filters over
+    every item once all are read (same answers as one chunk)."""
+    monkeypatch.setattr(items_module, "CHUNK", 2)
+    page = tmp_path / "report.html"
+    page.write_text(page_files(tmp_path, hostile_rows())["report.html"], encoding="utf-8")
+    for view, expected in [("filter=disagree", [2, 3, 4]), ("filter=all&by=", [0, 1, 2, 3, 4, 5])]:
+        cards, dom, console = shown(tmp_path, page, view)
+        assert console == [] and cards == expected
+        ready = {
+            k: dom.one("html").attrs.get(f"data-{k}")
+            for k in ("items-ready", "items-loaded", "prompts-ready")
+        }
+        assert all(v is not None and int(v) >= 0 for v in ready.values()), ready
