@@ -627,7 +627,8 @@ def test_banners_for_an_incomplete_demo_run(messy):
     # idx 0, 1, 2, 2, 3 of 6: 4 and 5 missing, one repeat
     assert [li.text() for li in banners["incomplete"].all("li")] == [
         "2 of 6 tasks have no trace (first: 4, 5)",
-        "1 trace repeats a task id already seen (duplicated lines?)",
+        "the task ids present are not the ones the run selected (their hash differs)",
+        "1 trace repeats the same trace of a task (same task id, same trace id: duplicated lines?)",
     ]
     assert banners["errors"].text().startswith("1 of 5 rollouts failed (20.0%)")
     # every banner comes before the first figure
