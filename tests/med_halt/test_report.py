@@ -282,7 +282,10 @@ def test_rule_accuracies_that_do_not_apply_are_blank(demo_report, tmp_path):
         assert (families["memory"][rule] is None) == (not rule.startswith("ir_")), rule
         assert demo_report["overall"][rule] is not None  # the whole run has every set
     lines = to_markdown(demo_report, demo_report["headline"]).splitlines()
-    header = [c.strip() for c in next(line for line in lines if line.startswith("| test_set |")).split("|")]
+    header = [
+        c.strip().rsplit("`", 2)[-2] if c.strip().endswith("`)") else c.strip()
+        for c in next(line for line in lines if line.startswith("| test_set |")).split("|")
+    ]
     fct = [c.strip() for c in next(line for line in lines if line.startswith("| reasoning_FCT |")).split("|")]
     cells = dict(zip(header, fct, strict=True))
     assert cells["ir_exact_accuracy"] == cells["fake_decline_accuracy"] == "—"

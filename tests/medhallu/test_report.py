@@ -349,13 +349,14 @@ async def test_all_abstained_run(assets_dir, tmp_path):
     report = await score_in_process(tasks, {t.data.idx: "2" for t in tasks}, tmp_path / "abstained")
     figures = report["overall"]
     assert (figures["response_rate"], figures["not_sure_rate"], figures["invalid_rate"]) == (0.0, 1.0, 0.0)
+    # precision and accuracy over verdicts have nothing in their denominators: no figure
     assert (figures["f1_paper"], figures["f1_strict"], figures["precision"], figures["recall_strict"]) == (
         0.0,
         0.0,
-        0.0,
+        None,
         0.0,
     )
-    assert figures["accuracy_paper"] == 0.0 and figures["accuracy"] == 0.0 and figures["parse_rate"] == 1.0
+    assert figures["accuracy_paper"] is None and figures["accuracy"] == 0.0 and figures["parse_rate"] == 1.0
     assert figures["f1_paper_ci"] == [0.0, 0.0]
     assert report["unreadable"] == [] and report["complete"] is True and report["paper_comparable"] is False
     assert report["confusion"]["hallucinated"] == {
