@@ -36,6 +36,9 @@ from tests.medhal.test_html import (
 
 HOSTILE = '</script><script>alert(1)</script><img src=x onerror="alert(2)"><!-- &amp; \u2028 -->'
 """A reply that would run code or break out of an inline data block if it were pasted raw."""
+SHOWN = HOSTILE.replace("\u2028", "\\u2028")
+"""The hostile reply as a person sees it: markup as text, the line separator as its escape
+(every control and separator character is shown as an escape, as everywhere a person reads)."""
 
 
 def hostile_rows() -> list[dict]:
@@ -100,7 +103,7 @@ def test_the_embedded_items_are_inert_and_whole(tmp_path):
             "ProviderError: <img src=y onerror=alert(3)> 502",
         ],
     ]
-    assert data["r"] == [HOSTILE, "r", "r", "r", "I cannot tell", None]
+    assert data["r"] == [SHOWN, "r", "r", "r", "I cannot tell", None]
     assert data["p"][0] == "q" and data["p"][1] == "[system]\nBe careful.\n\n[user]\n</script><b>prompt</b>"
     assert json.loads(files["report.json"])["items"] == {"n": 6, "withheld": False}
     meta = json.loads(root.one("section", id="items").attrs["data-meta"] or "")
@@ -198,7 +201,7 @@ def test_a_hostile_reply_is_shown_as_text_in_chromium(hostile_page):
     cards, dom, console = shown(tmp, page, "q=%230")
     assert console == [] and cards == [0]
     card = dom.one("section", id="items").one("article")
-    assert card.one("pre", **{"class": "reply"}).children == [HOSTILE]
+    assert card.one("pre", **{"class": "reply"}).children == [SHOWN]
     assert [td.text() for td in card.one("table", data_table="readings").all("td")] == ["yes"] * 3 + [
         "yes"
     ] * 3
