@@ -27,7 +27,7 @@ BIN = Path(sys.executable).parent
 
 
 def med_halt_deepseek(shared: Path, out: Path) -> None:
-    from verifiers.v1.loaders import taskset_class, taskset_config_type
+    from medhal.kit.lines import taskset_class, taskset_config_type
 
     samples = shared / "medhalt" / "samples"
     options = {"id": "med-halt", "subset": "all", "dataset_path": str(samples)}

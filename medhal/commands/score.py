@@ -15,7 +15,7 @@ from medhal.reports.report_files import report_runs
 
 
 def cmd_score(ns: argparse.Namespace) -> int:
-    from verifiers.v1.loaders import taskset_class
+    from medhal.kit.lines import taskset_class
 
     from medhal.kit.predictions import read_predictions, score_tasks, write_traces
 

@@ -125,7 +125,7 @@ def hub(monkeypatch: pytest.MonkeyPatch):
 
 
 def load(env_id: str, **options) -> list:
-    from verifiers.v1.loaders import taskset_class
+    from medhal.kit.lines import taskset_class
 
     from medhal.kit.options import taskset_config
 
