@@ -33,7 +33,6 @@ def load_tasks(env_id: str, options: dict) -> list:
     """Every task of the run these options select, built as `eval` builds them: the
     environment's own config model, then `Taskset.select()` (as `medhal score` does)."""
     from medhal.kit.lines import taskset_class
-
     from medhal.kit.options import taskset_config
 
     return taskset_class(env_id)(taskset_config(env_id, options)).select()

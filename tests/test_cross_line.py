@@ -172,7 +172,9 @@ def test_demo_run_is_the_recorded_one(env_id: str, tmp_path: Path) -> None:
     text = json.dumps(got, indent=1, sort_keys=True)
     want = json.dumps(recorded, indent=1, sort_keys=True)
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    assert text == want, f"{env_id} on verifiers {line()} (sha256 {digest}) differs from tests/cross_line.json"
+    assert text == want, (
+        f"{env_id} on verifiers {line()} (sha256 {digest}) differs from tests/cross_line.json"
+    )
     assert got["report"]["n"] == len(got["items"]) > 0
     assert any(item["rewards"] and max(item["rewards"].values()) > 0 for item in got["items"])
 

@@ -58,7 +58,6 @@ class Expected:
 
     def __init__(self) -> None:
         from medhal.kit.lines import taskset_class, taskset_config_type
-
         from medhal.kit.task import prompt_messages
 
         self.replies: dict[str, str] = {}

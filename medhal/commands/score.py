@@ -16,7 +16,6 @@ from medhal.reports.report_files import report_runs
 
 def cmd_score(ns: argparse.Namespace) -> int:
     from medhal.kit.lines import taskset_class
-
     from medhal.kit.predictions import read_predictions, score_tasks, write_traces
 
     options = parse_taskset_options(ns.taskset_args)

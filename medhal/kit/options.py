@@ -47,6 +47,7 @@ def taskset_config(env_id: str, options: Mapping[str, Any]) -> Any:
     """The environment's taskset config, validated by its own pydantic model; a bad value
     is one line per option (`option subset: Input should be 'all' or ...`)."""
     from pydantic import ValidationError
+
     from medhal.kit.lines import taskset_config_type
 
     try:

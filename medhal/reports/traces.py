@@ -333,7 +333,8 @@ def _agent_config(agent: dict[str, Any], where: str) -> dict[str, Any]:
     """Where the model and sampling are recorded: on the agent (0.2) or its config (0.4)."""
     if "config" not in agent or "model" in agent:
         return agent
-    return _field(agent, "config", where, dict, "agent.config")
+    config: dict[str, Any] = _field(agent, "config", where, dict, "agent.config")
+    return config
 
 
 def _sampling(setup: dict[str, Any], agent: dict[str, Any], where: str) -> dict[str, Any]:

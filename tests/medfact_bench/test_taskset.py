@@ -188,7 +188,9 @@ async def test_unreadable_reply_earns_nothing(tmp_path):
 async def test_invalid_reward_option(tmp_path):
     """Only a reply without a readable score earns invalid_reward; the option is recorded."""
     task = load(write_jsonl(tmp_path / "d.jsonl", rows(3)), invalid_reward=-0.5)[0]
-    assert reward_values(await score_reply(task, "I think the article supports the claim.")) == {"accuracy": -0.5}
+    assert reward_values(await score_reply(task, "I think the article supports the claim.")) == {
+        "accuracy": -0.5
+    }
     other = "<score>-2</score>" if task.data.label != "CONTRADICT" else "<score>2</score>"
     assert reward_values(await score_reply(task, other)) == {"accuracy": 0.0}
     assert task.data.provenance["options"]["invalid_reward"] == -0.5

@@ -126,7 +126,6 @@ def hub(monkeypatch: pytest.MonkeyPatch):
 
 def load(env_id: str, **options) -> list:
     from medhal.kit.lines import taskset_class
-
     from medhal.kit.options import taskset_config
 
     return taskset_class(env_id)(taskset_config(env_id, options)).select()

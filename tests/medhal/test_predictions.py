@@ -126,7 +126,6 @@ def test_write_traces_is_all_or_nothing(tmp_path, dataset):
     import asyncio
 
     from medhal.kit.lines import taskset_class, taskset_config_type
-
     from medhal.kit.predictions import score_tasks
 
     config = taskset_config_type("medfact-bench").model_validate(
