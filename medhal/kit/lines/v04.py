@@ -73,9 +73,9 @@ def new_trace(task: vf.Task, nodes: list[vf.MessageNode]) -> vf.Trace:
 
 
 def offline_agent(model: str) -> vf.AgentInfo:
-    """The agent record of replies scored outside a rollout (`medhal score`)."""
-    harness = vf.HarnessConfig(id="offline")
-    return vf.AgentInfo(config=vf.AgentConfig(model=model, sampling=vf.SamplingConfig(), harness=harness))
+    """The agent record of replies scored outside a rollout (`medhal score`). No harness: 0.4
+    resolves a harness id to an installed package, and none ran (0.2 records `offline`)."""
+    return vf.AgentInfo(config=vf.AgentConfig(model=model, sampling=vf.SamplingConfig()))
 
 
 def record_error(trace: vf.Trace, error: Exception) -> None:
