@@ -9,7 +9,7 @@ export MEDHAL_SHARED_DATA ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 UV_BIN := $(shell command -v uv 2>/dev/null || { python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)" >&2; python3 -c "import uv; print(uv.find_uv_bin())"; })
 export PATH := $(dir $(UV_BIN)):$(PATH)
 
-.PHONY: test lint format demo build release-check publish fingerprints configs mutants
+.PHONY: test test-verifiers-0.4 lint format demo build release-check publish fingerprints configs mutants
 
 # Linters first: a red lint fails CI as a failing test does. Then the suite on every core
 # (pytest-xdist): whole modules per worker (--dist loadscope), so a module's shared fixtures (a
@@ -20,6 +20,22 @@ export PATH := $(dir $(UV_BIN)):$(PATH)
 # start verifiers in a new process each, as users run it (the fault, resume and harness tests).
 test: lint
 	uv run --locked pytest -n auto --dist loadscope
+
+# The environments on the verifiers 0.4 line. verifiers 0.4.0 needs openai<3 and the main lock
+# (verifiers 0.2.1, prime 0.18) has openai 3.x, so the 0.4 line is a project of its own,
+# compat/verifiers04 (its own pyproject and uv.lock), which installs medhal (editable) and the three
+# environments built from this tree beside verifiers 0.4.0 from PyPI. It runs what must agree on
+# both lines: the demo rows through `vf-eval` against a scripted endpoint and `medhal report`,
+# compared byte for byte with tests/cross_line.json (which `make test` checks on 0.2); the scoring
+# fingerprints; the environments' taskset tests (less the v0 face's: no v0 API on 0.4); the trace
+# reader. A few minutes.
+VERIFIERS04 := compat/verifiers04
+VERIFIERS04_TESTS := tests/test_cross_line.py tests/test_scoring_fingerprint.py tests/medhal/test_traces.py \
+	tests/medhallu/test_taskset.py tests/med_halt/test_taskset.py tests/medfact_bench/test_taskset.py
+test-verifiers-0.4:
+	uv sync --locked --project $(VERIFIERS04) --reinstall-package medhallu --reinstall-package med-halt --reinstall-package medfact-bench
+	$(VERIFIERS04)/.venv/bin/python -m pytest -n auto --dist loadscope $(VERIFIERS04_TESTS) \
+		--deselect tests/medhallu/test_taskset.py::test_v0_and_v1_agree
 
 # ruff (lint + format check, line length 110) everywhere; mypy strict on the shared library.
 lint:

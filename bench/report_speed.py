@@ -188,7 +188,7 @@ from medhal.kit.options import taskset_config
 from medhal.reports.registry import report_spec
 from medhal.reports.report_files import report_runs
 from medhal.kit.predictions import read_predictions, score_tasks, write_traces
-from verifiers.v1.loaders import taskset_class
+from medhal.kit.lines import taskset_class
 t2 = time.perf_counter()
 env_id, predictions, dataset, out = sys.argv[1], Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
 report_spec(env_id)
@@ -299,7 +299,7 @@ def startup(bench, tmp: Path, env: dict[str, str]) -> dict:
         ),
         "score_imports": import_breakdown(
             "import medhal.commands.cli, medhal.kit.predictions\n"
-            "from verifiers.v1.loaders import taskset_class; "
+            "from medhal.kit.lines import taskset_class; "
             f"taskset_class({bench.env_id!r})",
             env,
         ),

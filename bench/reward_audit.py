@@ -544,7 +544,7 @@ def cluster(data: Any) -> str:
 def load_tasks(setting: Setting, max_items: int) -> None:
     """Load the setting's tasks; above `max_items`, keep every k-th cluster (in load order),
     so sampling never unbalances the labels a row or a claim carries together."""
-    from verifiers.v1.loaders import taskset_class, taskset_config_type
+    from medhal.kit.lines import taskset_class, taskset_config_type
 
     config = taskset_config_type(setting.env_id).model_validate({"id": setting.env_id, **setting.options})
     tasks = list(taskset_class(setting.env_id)(config).select())

@@ -32,8 +32,7 @@ from data import BENCHES, asset_env, usable
 def load_tasks(env_id: str, options: dict) -> list:
     """Every task of the run these options select, built as `eval` builds them: the
     environment's own config model, then `Taskset.select()` (as `medhal score` does)."""
-    from verifiers.v1.loaders import taskset_class
-
+    from medhal.kit.lines import taskset_class
     from medhal.kit.options import taskset_config
 
     return taskset_class(env_id)(taskset_config(env_id, options)).select()
@@ -42,7 +41,7 @@ def load_tasks(env_id: str, options: dict) -> list:
 def build(env_id: str, options: dict) -> tuple[float, int]:
     """Seconds to build every task, after the imports (verifiers, the environment's
     taskset module), which `eval` pays at start-up whatever it builds."""
-    from verifiers.v1.loaders import taskset_class
+    from medhal.kit.lines import taskset_class
 
     taskset_class(env_id)
     start = time.perf_counter()

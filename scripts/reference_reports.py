@@ -29,7 +29,7 @@ BIN = Path(sys.executable).parent
 def write_deepseek_predictions(samples: Path, preds: Path) -> None:
     """`medhal score` predictions from the fork's deepseek-r1-7b dump of the Med-HALT samples
     (keyed by row id; an answer dict is written back as JSON text)."""
-    from verifiers.v1.loaders import taskset_class, taskset_config_type
+    from medhal.kit.lines import taskset_class, taskset_config_type
 
     options = {"id": "med-halt", "subset": "all", "dataset_path": str(samples)}
     tasks = taskset_class("med-halt")(taskset_config_type("med-halt").model_validate(options)).select()

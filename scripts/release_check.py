@@ -469,9 +469,12 @@ def check_built(pkgs: list[Package], dist: Path) -> list[str]:
 
 # -------------------------------------------------------------------------------- install
 
+VERIFIERS_02 = "verifiers>=0.2.1,<0.3"
+"""The environments admit verifiers 0.2.1 to 0.4.x; a fresh venv would resolve 0.4.0."""
+
 PROBE = r"""
 import importlib, json, sys
-from verifiers.v1.loaders import taskset_class, taskset_config_type
+from medhal.kit.lines import taskset_class, taskset_config_type
 from importlib.metadata import version
 env_id, module = sys.argv[1:3]
 benchmark = importlib.import_module(module + ".benchmark")
@@ -525,6 +528,9 @@ def check_installed(package: Package, library: Package, dist: Path, work: Path) 
             str(python),
             str(package.wheel(dist)),
             str(library.wheel(dist)),
+            # The 0.2 line, which this check's probe and `eval` speak; the 0.4 line is checked
+            # by `make test-verifiers-0.4` (compat/verifiers04).
+            VERIFIERS_02,
         ],
         cwd=work,
     )

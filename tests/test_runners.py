@@ -57,8 +57,7 @@ class Expected:
     gives each prompt, and the reward that reply earns."""
 
     def __init__(self) -> None:
-        from verifiers.v1.loaders import taskset_class, taskset_config_type
-
+        from medhal.kit.lines import taskset_class, taskset_config_type
         from medhal.kit.task import prompt_messages
 
         self.replies: dict[str, str] = {}

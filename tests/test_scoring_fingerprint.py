@@ -196,7 +196,7 @@ def corpus_replies(env: Environment) -> list[str | None]:
 
 def demo_tasks(env: Environment, parser: str) -> list:
     """The environment's demo items, with its demo prompts where it has them."""
-    from verifiers.v1.loaders import taskset_class, taskset_config_type
+    from medhal.kit.lines import taskset_class, taskset_config_type
 
     benchmark = importlib.import_module(f"{env.module}.benchmark")
     options = dict(benchmark.DEMO_OPTIONS)
@@ -228,18 +228,40 @@ def pinned(value: Any, found: dict[str, list[Any]], depth: int = 0) -> None:
 
 
 def declaration(env: Environment) -> dict[str, Any]:
-    from verifiers.v1.loaders import taskset_config_type
+    from medhal.kit.lines import taskset_config_type
 
     benchmark = importlib.import_module(f"{env.module}.benchmark")
     found: dict[str, list[Any]] = {"datasets": [], "assets": []}
     for value in vars(benchmark).values():
         pinned(value, found)
-    defaults = {name: field.default for name, field in taskset_config_type(env.env_id).model_fields.items()}
+    config_type = taskset_config_type(env.env_id)
+    defaults = {
+        name: field.default
+        for name, field in config_type.model_fields.items()
+        if name not in framework_fields(config_type)
+    }
     return {
         "datasets": sorted(found["datasets"], key=canonical),
         "assets": sorted(found["assets"], key=canonical),
         "defaults": json.loads(canonical(defaults)),
     }
+
+
+def framework_fields(model: type) -> set[str]:
+    """The fields `model` inherits from verifiers (its `TaskData` or `TasksetConfig`), less
+    the ones a task's scoring reads: they differ between verifiers lines (0.4 adds sandbox,
+    network and artifact fields) and describe the framework, not the benchmark, so the
+    fingerprint is the same on both lines (tests/verifiers04 runs it on 0.4)."""
+    import verifiers.v1 as vf
+
+    if issubclass(model, vf.TaskData):
+        return set(vf.TaskData.model_fields) - {"idx", "prompt", "system_prompt"}
+    return set(vf.TasksetConfig.model_fields)
+
+
+def weighted(rewards: dict[str, Any]) -> dict[str, float]:
+    """Rewards by name as numbers: 0.2 records the weighted number, 0.4 a `Reward`."""
+    return {name: getattr(value, "value", value) for name, value in rewards.items()}
 
 
 async def demo_outcomes(env: Environment, scoring: Any) -> list[Any]:
@@ -248,13 +270,14 @@ async def demo_outcomes(env: Environment, scoring: Any) -> list[Any]:
     outcomes = []
     for parser in CONVENTIONS:
         for task in demo_tasks(env, parser):
+            excluded = {"provenance", "selection", *framework_fields(type(task.data))}
             item: dict[str, Any] = {
                 "prompt": [m.model_dump(mode="json", exclude_none=True) for m in prompt_messages(task.data)],
-                "data": task.data.model_dump(mode="json", exclude={"provenance", "selection"}),
+                "data": task.data.model_dump(mode="json", exclude=excluded),
             }
             for kind in ("gold_reply", "wrong_reply"):
                 trace = await score_reply(task, getattr(scoring, kind)(task.data))
-                item[kind] = {"rewards": dict(trace.rewards), "metrics": dict(trace.metrics)}
+                item[kind] = {"rewards": weighted(trace.rewards), "metrics": dict(trace.metrics)}
             outcomes.append(item)
     return outcomes
 

@@ -108,7 +108,7 @@ def eval_command(
 def count_tasks(env_id: str, options: dict[str, Any], num_tasks: int | None) -> int | None:
     """How many tasks the run will have (for the progress line); None when unknown."""
     try:
-        from verifiers.v1.loaders import taskset_class, taskset_config_type
+        from medhal.kit.lines import taskset_class, taskset_config_type
 
         config = taskset_config_type(env_id).model_validate({"id": env_id, **options})
         return len(taskset_class(env_id)(config).select(num_tasks))

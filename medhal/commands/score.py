@@ -16,8 +16,7 @@ from medhal.reports.report_files import build_report_of, read_runs, render
 
 
 def cmd_score(ns: argparse.Namespace) -> int:
-    from verifiers.v1.loaders import taskset_class
-
+    from medhal.kit.lines import taskset_class
     from medhal.kit.predictions import read_predictions, score_tasks, write_traces, written_by_score
 
     traces_path = ns.output / "traces.jsonl"

@@ -41,6 +41,8 @@ from pydantic import Field
 from verifiers.v1.errors import HarnessError
 from verifiers.v1.runtimes import ProgramResult, Runtime
 
+from medhal.kit.lines import TIMEOUT_STOPS
+
 # A child of verifiers' library logger: `eval` routes only that tree to the console and
 # eval.log (verifiers/v1/utils/logging.py:40-56). The harness only runs inside `eval`.
 logger = logging.getLogger(f"verifiers.v1.{__name__}")
@@ -216,6 +218,10 @@ class SingleTurnHarness(vf.Harness[SingleTurnHarnessConfig]):
 
     APPENDS_SYSTEM_PROMPT = True
     SUPPORTS_MESSAGE_PROMPT = True
+    # verifiers 0.4: no program runs and the model gets no execution, so the host
+    # (`--env.agent.runtime.type subprocess`) is a fit runtime; 0.2 does not read these.
+    NEEDS_CONTAINER = False
+    EXECUTES_CODE = False
 
     def __init__(self, config: SingleTurnHarnessConfig) -> None:
         super().__init__(config)
@@ -243,10 +249,13 @@ class SingleTurnHarness(vf.Harness[SingleTurnHarnessConfig]):
         endpoint: str,
         secret: str,
         mcp_urls: dict[str, str],
+        data: vf.TaskData | None = None,
     ) -> ProgramResult:
+        """`data`: the task as this segment sees it, which verifiers 0.4 passes (0.2 does not:
+        the task on the trace)."""
         if mcp_urls:
             raise ValueError("the single-turn harness cannot serve tools (MCP servers given)")
-        system, prompt = self.resolve_prompt(trace.task.data)
+        system, prompt = self.resolve_prompt(data if data is not None else trace.task.data)
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
         if isinstance(prompt, str):
             messages.append({"role": "user", "content": prompt})
@@ -282,7 +291,7 @@ class SingleTurnHarness(vf.Harness[SingleTurnHarnessConfig]):
         to score: record it as an error, so reports count it as one and `eval --resume`
         re-runs it (the framework would otherwise score the empty trajectory as wrong)."""
         await super().score(trace, runtime)
-        if trace.stop_condition == "harness_timeout" and not trace.assistant_messages:
+        if trace.stop_condition in TIMEOUT_STOPS and not trace.assistant_messages:
             raise HarnessError(
                 f"harness {self.config.id!r}: no reply before the rollout timeout (--timeout.rollout); "
                 "the model request was still pending"

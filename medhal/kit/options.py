@@ -47,7 +47,8 @@ def taskset_config(env_id: str, options: Mapping[str, Any]) -> Any:
     """The environment's taskset config, validated by its own pydantic model; a bad value
     is one line per option (`option subset: Input should be 'all' or ...`)."""
     from pydantic import ValidationError
-    from verifiers.v1.loaders import taskset_config_type
+
+    from medhal.kit.lines import taskset_config_type
 
     try:
         return taskset_config_type(env_id).model_validate({"id": env_id, **options})

@@ -27,6 +27,7 @@ from medhal.kit.files import (
     strip_utf8_bom,
     text_problem,
 )
+from medhal.kit.lines import offline_agent, record_error
 from medhal.kit.task import reply_trace, score_reply
 
 
@@ -91,7 +92,7 @@ def _short(value: object) -> str:
 
 def _missing(task: vf.Task) -> vf.Trace:
     trace = reply_trace(task, None)
-    trace.capture_error(LookupError(f"no prediction for idx {task.data.idx}"))
+    record_error(trace, LookupError(f"no prediction for idx {task.data.idx}"))
     trace.errors[-1].type = "MissingPrediction"
     trace.errors[-1].traceback = None
     return trace
@@ -101,9 +102,7 @@ async def score_tasks(tasks: list[vf.Task], replies: dict[int, str], model: str)
     async def one(task: vf.Task) -> vf.Trace:
         reply = replies.get(task.data.idx)
         trace = _missing(task) if reply is None else await score_reply(task, reply)
-        trace.agent = vf.AgentInfo(
-            model=model, sampling=vf.SamplingConfig(), harness=vf.HarnessConfig(id=SCORE_HARNESS)
-        )
+        trace.agent = offline_agent(model)
         trace.verifiers = vf.VersionInfo(version=vf_version())
         trace.is_completed = True
         return trace

@@ -10,7 +10,8 @@ where it came from and a report can tell a complete run from a partial one.
 
 `BenchmarkConfig` holds the taskset options every environment shares (`parser`, `shard`)
 and builds the provenance block, so an environment's config only adds its own options.
-`RecordsSelection` stamps the selection onto the tasks a run selects.
+`RecordsSelection` stamps the selection onto the tasks a run selects; it and the trace
+a reply is scored on come from the verifiers line installed (`medhal.kit.lines`).
 
 `reply_trace` builds the trace a single-turn rollout would have produced for a given
 reply, so `medhal score`, the v0 environment and tests score with the very same
@@ -19,19 +20,31 @@ reply, so `medhal score`, the v0 environment and tests score with the very same
 
 from __future__ import annotations
 
-import hashlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import verifiers.v1 as vf
 from pydantic import Field, field_validator
 
-from medhal.kit.bad_data_exit import report_bad_data_in_one_line
+from medhal.kit.lines import RecordsSelection, new_trace
 from medhal.kit.outcomes import PARSED
 from medhal.kit.provenance import code_versions
 from medhal.kit.replies import Convention
+from medhal.kit.selection import selection_record
 from medhal.kit.shards import parse_shard
+
+__all__ = [
+    "BenchmarkConfig",
+    "BenchmarkData",
+    "RecordsSelection",
+    "check_replies",
+    "prompt_messages",
+    "reply_trace",
+    "score_reply",
+    "selection_record",
+    "validate_task",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -49,19 +62,6 @@ class BenchmarkData(vf.TaskData):
     selection: dict[str, Any] = Field(default_factory=dict)
     """How the run selected its tasks: `n_expected` (tasks in the run), `num_tasks` and
     `shuffle` as given to `select`, and `idx_sha256` of the selected idx list."""
-
-
-def selection_record(idx: Sequence[int], num_tasks: int | None, shuffle: bool) -> dict[str, Any]:
-    """What a report needs to check a run for gaps: the task count, how it was chosen, and
-    a hash of the selected idx (contiguous from 0 unless shuffled)."""
-    listed = ",".join(str(i) for i in sorted(idx))
-    return {
-        "n_expected": len(idx),
-        "num_tasks": num_tasks,
-        "shuffle": shuffle,
-        "contiguous": sorted(idx) == list(range(len(idx))),
-        "idx_sha256": hashlib.sha256(listed.encode()).hexdigest(),
-    }
 
 
 SOURCE_OPTIONS = ("prompts", "dataset_path", "revision")
@@ -91,8 +91,11 @@ class BenchmarkConfig(vf.TasksetConfig):
     def options(self) -> dict[str, Any]:
         """The options as every trace records them: the environment's own, the reading
         convention, then where rows and prompts come from. `shard` is left out: the shards
-        of one run differ in it and must share one provenance (the selection records it)."""
-        dump = self.model_dump(mode="json", exclude={"id", "task", "shard"})
+        of one run differ in it and must share one provenance (the selection records it), and
+        so is verifiers 0.4's `system_prompt` override file (a taskset option of the run, not
+        of the environment; a task's own `system_prompt` is on its data), so both lines record
+        the same options."""
+        dump = self.model_dump(mode="json", exclude={"id", "task", "shard", "system_prompt"})
         last = ["parser", *(name for name in SOURCE_OPTIONS if name in dump)]
         return {**{k: v for k, v in dump.items() if k not in last}, **{k: dump[k] for k in last}}
 
@@ -106,27 +109,6 @@ class BenchmarkConfig(vf.TasksetConfig):
             "options": self.options(),
             "code": code_versions(environment),
         }
-
-
-class RecordsSelection:
-    """Taskset mixin: the tasks a run selects carry their selection (`BenchmarkData.selection`),
-    and a `shard` option keeps only its share. Listed before the parameterized
-    `vf.Taskset[...]` base, which verifiers reads the task and config types from:
-    `class MyTaskset(RecordsSelection, vf.Taskset[MyTask, MyConfig])`."""
-
-    def select(self, num_tasks: int | None = None, shuffle: bool = False) -> list[Any]:
-        report_bad_data_in_one_line()
-        tasks: list[Any] = super().select(num_tasks, shuffle)  # type: ignore[misc]
-        record = selection_record([t.data.idx for t in tasks], num_tasks, shuffle)
-        shard = self.config.shard  # type: ignore[attr-defined]
-        parsed = parse_shard(shard)
-        if parsed is not None:
-            i, k = parsed
-            tasks = tasks[i::k]
-            record = {**record, "shard": shard, "n_shard": len(tasks)}
-        for task in tasks:
-            task.data = task.data.model_copy(update={"selection": record})
-        return tasks
 
 
 def prompt_messages(data: vf.TaskData) -> list[vf.Message]:
@@ -153,7 +135,7 @@ def reply_trace(task: vf.Task, reply: str | None) -> vf.Trace:
                 sampled=True,
             )
         )
-    return vf.Trace(task=vf.TraceTask(type=type(task).__name__, data=task.data), nodes=nodes)
+    return new_trace(task, nodes)
 
 
 async def score_reply(task: vf.Task, reply: str) -> vf.Trace:
@@ -171,7 +153,7 @@ async def check_replies(task: vf.Task, gold: str, wrong: str, best: float, worst
     problems = []
     for kind, reply, want in (("gold", gold, best), ("wrong", wrong, worst)):
         trace = await score_reply(task, reply)
-        reward = sum(trace.rewards.values())
+        reward = trace.reward
         if reward != want:
             problems.append(f"the {kind} reply {reply[:200]!r} earns {reward}, not {want}")
         unread = sorted(k for k, v in trace.metrics.items() if k.startswith(f"{PARSED}_") and not v)

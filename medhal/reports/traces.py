@@ -1,6 +1,7 @@
 """Streaming reader for saved rollouts.
 
-Reads verifiers 0.2 `traces.jsonl` (one full trace per line) and the older v0
+Reads verifiers 0.2 `traces.jsonl` (one full trace per line), verifiers 0.4 `traces.jsonl`
+(one episode per line, its agent's trace inside, rewards as `{score, weight}`) and the older v0
 `results.jsonl` rows, one line at a time, into flat `TraceRecord`s. A line that is not
 a JSON object, or lacks what a trace must have, is an error naming the file and line:
 nothing is skipped. A rollout that errored is still a record (with `errors` set), so
@@ -309,6 +310,62 @@ TIMEOUT_ERROR = {
 }
 
 
+TIMEOUT_STOPS = ("harness_timeout", "agent_timeout")
+"""The stop condition of a rollout ended by its timeout: verifiers 0.2's and 0.4's names."""
+
+
+def _rewards(values: dict[str, Any], where: str) -> dict[str, Any]:
+    """Rewards by name: verifiers 0.2 records the weighted number, 0.4 `{score, weight}`
+    (null when scoring did not run); both read as the weighted number."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        if type(value) is dict:
+            score, weight = value.get("score"), value.get("weight", 1.0)
+            for part, number in (("score", score), ("weight", weight)):
+                kind = type(number)
+                if not (kind is float or (kind is int and not too_long(number))):
+                    raise TraceFileError(
+                        f"{where}: field 'rewards.{name}.{part}' is not a number (got {_kind(number)})"
+                    )
+            out[name] = score * weight
+        else:
+            out[name] = value
+    return out
+
+
+def _agent_config(agent: dict[str, Any], where: str) -> dict[str, Any]:
+    """Where the model and sampling are recorded: on the agent (0.2) or its config (0.4)."""
+    if "config" not in agent or "model" in agent:
+        return agent
+    config: dict[str, Any] = _field(agent, "config", where, dict, "agent.config")
+    return config
+
+
+def _sampling(setup: dict[str, Any], agent: dict[str, Any], where: str) -> dict[str, Any]:
+    """The sampling settings; 0.4 lists every setting, null when unset, and unset ones are
+    left out, as 0.2 records them."""
+    sampling = _field(setup, "sampling", where, dict, "agent.sampling")
+    return sampling if setup is agent else {k: v for k, v in sampling.items() if v is not None}
+
+
+def _from_episode(row: dict[str, Any], where: str, path: str, line: int, escapes: bool = True) -> TraceRecord:
+    """A verifiers 0.4 line: an episode, with one trace per agent run under `traces`. Our
+    environments run one agent, so an episode is one rollout: its trace, with the errors the
+    episode recorded around it (an episode that failed before its agent ran has no trace)."""
+    traces = _objects(_field(row, "traces", where, list), "traces", where)
+    if len(traces) > 1:
+        raise TraceFileError(
+            f"{where}: field 'traces' holds {len(traces)} agent traces; medhal's environments run one agent"
+        )
+    trace = dict(traces[0]) if traces else {"task": row.get("task"), "nodes": []}
+    if not isinstance(trace.get("task"), dict):
+        trace["task"] = row.get("task")
+    own = _field(trace, "errors", where, list, "traces[0].errors")
+    around = _field(row, "errors", where, list)
+    trace["errors"] = [*own, *(e for e in around if e not in own)]
+    return _from_v1(trace, where, path, line, escapes)
+
+
 def _from_v1(row: dict[str, Any], where: str, path: str, line: int, escapes: bool = True) -> TraceRecord:
     task = row["task"]
     if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
@@ -316,22 +373,21 @@ def _from_v1(row: dict[str, Any], where: str, path: str, line: int, escapes: boo
     agent = _field(row, "agent", where)
     errors = _errors(_field(row, "errors", where, list), where, escapes)
     reply = _last_sampled_reply(_objects(_field(row, "nodes", where, list), "nodes", where), where)
-    if not errors and reply is None and row.get("stop_condition") == "harness_timeout":
+    if not errors and reply is None and row.get("stop_condition") in TIMEOUT_STOPS:
         errors = [TIMEOUT_ERROR]
+    setup = _agent_config(agent, where)
     return TraceRecord(
         path=path,
         line=line,
         data=_task_data(task["data"], where, "task.data", escapes),
         task_type=_text_or_none(task, "type", where, "task.type"),
         reply=reply,
-        rewards=_numbers(_field(row, "rewards", where), "rewards", where),
+        rewards=_numbers(_rewards(_field(row, "rewards", where), where), "rewards", where),
         metrics=_numbers(_field(row, "metrics", where), "metrics", where),
         info=_checked(_field(row, "info", where), "info", where, escapes),
         errors=errors,
-        model=_text_or_none(agent, "model", where, "agent.model"),
-        sampling=_checked(
-            _field(agent, "sampling", where, dict, "agent.sampling"), "agent.sampling", where, escapes
-        ),
+        model=_text_or_none(setup, "model", where, "agent.model"),
+        sampling=_checked(_sampling(setup, agent, where), "agent.sampling", where, escapes),
         verifiers_version=_text_or_none(
             _field(row, "verifiers", where), "version", where, "verifiers.version"
         ),
@@ -426,10 +482,12 @@ def _record(row: Any, where: str, path: str, line: int, escapes: bool) -> TraceR
         raise TraceFileError(f"{where}: expected a JSON object, got {_kind(row)}")
     if "task" in row and "nodes" in row:
         return _from_v1(row, where, path, line, escapes)
+    if "task" in row and "traces" in row:
+        return _from_episode(row, where, path, line, escapes)
     if "prompt" in row and "completion" in row:
         return _from_v0(row, where, path, line)
     raise TraceFileError(
-        f"{where}: neither a verifiers trace (needs 'task' and 'nodes') nor a results row "
+        f"{where}: neither a verifiers trace (needs 'task' and 'nodes' or 'traces') nor a results row "
         "(needs 'prompt' and 'completion')"
     )
 

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from medfact_bench.taskset import MedFactConfig, MedFactTask, MedFactTaskset
 from medhal.kit.datasets import DatasetError
+from medhal.kit.lines import reward_values
 from medhal.kit.task import prompt_messages, score_reply
 from tests.medfact_bench.fixtures import rows
 from tests.tables import write_jsonl, write_parquet
@@ -156,7 +157,7 @@ async def test_task_scores_every_convention_and_rewards_its_own(
     task = load(write_jsonl(tmp_path / "d.jsonl", rows(3)), parser=parser)[1]
     assert task.data.label == "NEI"
     trace = await score_reply(task, "<think>first <score>1</score></think><score>0</score>")
-    assert trace.rewards == {"accuracy": reward}
+    assert reward_values(trace) == {"accuracy": reward}
     assert trace.metrics == {
         "correct_medhal": 1.0,
         "parsed_medhal": 1.0,
@@ -178,7 +179,7 @@ async def test_task_scores_every_convention_and_rewards_its_own(
 async def test_unreadable_reply_earns_nothing(tmp_path):
     task = load(write_jsonl(tmp_path / "d.jsonl", rows(3)))[0]
     trace = await score_reply(task, "I think the article supports the claim strongly.")
-    assert trace.rewards == {"accuracy": 0.0}
+    assert reward_values(trace) == {"accuracy": 0.0}
     assert trace.info["readings"] == {"medhal": None, "authors": None, "strict": None}
     assert trace.info["pred_label"] is None
     assert trace.metrics["parsed"] == 0.0
@@ -187,9 +188,11 @@ async def test_unreadable_reply_earns_nothing(tmp_path):
 async def test_invalid_reward_option(tmp_path):
     """Only a reply without a readable score earns invalid_reward; the option is recorded."""
     task = load(write_jsonl(tmp_path / "d.jsonl", rows(3)), invalid_reward=-0.5)[0]
-    assert (await score_reply(task, "I think the article supports the claim.")).rewards == {"accuracy": -0.5}
+    assert reward_values(await score_reply(task, "I think the article supports the claim.")) == {
+        "accuracy": -0.5
+    }
     other = "<score>-2</score>" if task.data.label != "CONTRADICT" else "<score>2</score>"
-    assert (await score_reply(task, other)).rewards == {"accuracy": 0.0}
+    assert reward_values(await score_reply(task, other)) == {"accuracy": 0.0}
     assert task.data.provenance["options"]["invalid_reward"] == -0.5
 
 

@@ -76,8 +76,7 @@ def score(
     demo.pop("dataset_path", None)
     predictions = out.parent / f"{out.name}-predictions.jsonl"
     if replies is None:
-        from verifiers.v1.loaders import taskset_class
-
+        from medhal.kit.lines import taskset_class
         from medhal.kit.options import taskset_config
 
         tasks = taskset_class(env_id)(taskset_config(env_id, {**demo, "dataset_path": str(path)})).select()

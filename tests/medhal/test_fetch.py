@@ -125,8 +125,7 @@ def hub(monkeypatch: pytest.MonkeyPatch):
 
 
 def load(env_id: str, **options) -> list:
-    from verifiers.v1.loaders import taskset_class
-
+    from medhal.kit.lines import taskset_class
     from medhal.kit.options import taskset_config
 
     return taskset_class(env_id)(taskset_config(env_id, options)).select()

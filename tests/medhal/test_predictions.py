@@ -125,8 +125,7 @@ def test_write_traces_is_all_or_nothing(tmp_path, dataset):
     reply would give) fails the write before anything replaces the old file."""
     import asyncio
 
-    from verifiers.v1.loaders import taskset_class, taskset_config_type
-
+    from medhal.kit.lines import taskset_class, taskset_config_type
     from medhal.kit.predictions import score_tasks
 
     config = taskset_config_type("medfact-bench").model_validate(

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 import medhallu
 from medhal.kit.datasets import DatasetError
+from medhal.kit.lines import reward_values
 from medhal.kit.task import score_reply
 from medhallu.benchmark import DATASET, DEMO_ROWS, PROMPT_ASSET
 from medhallu.taskset import MedHalluConfig
@@ -385,7 +386,7 @@ def test_missing_file_is_named(assets_dir, tmp_path):
 async def test_task_scores_a_reply(assets_dir):
     factual, hallucinated = load(**demo_options())[:2]
     trace = await score_reply(hallucinated, "<think>invented mechanism</think>1 (hallucinated)")
-    assert trace.rewards == {"detection": 1.0}
+    assert reward_values(trace) == {"detection": 1.0}
     assert trace.metrics == {
         "correct": 1.0,
         "parsed": 1.0,
@@ -402,14 +403,14 @@ async def test_task_scores_a_reply(assets_dir):
     assert trace.info["pred_label"] == "hallucinated"
     trace = await score_reply(factual, "not sure")
     assert (
-        trace.rewards["detection"] == 0.0
+        reward_values(trace)["detection"] == 0.0
         and trace.metrics["not_sure"] == 1.0
         and trace.info["pred_label"] == "not_sure"
     )
     assert trace.metrics["correct_authors"] == 0.0  # the authors read 'not' as hallucinated
     trace = await score_reply(factual, "<think>never closed")
     assert (
-        trace.rewards["detection"] == 0.0
+        reward_values(trace)["detection"] == 0.0
         and trace.metrics["parsed"] == 0.0
         and trace.info["pred_label"] is None
     )
@@ -420,20 +421,20 @@ async def test_invalid_reward_option(assets_dir):
     """An unreadable reply earns invalid_reward; a wrong verdict and an abstention keep theirs;
     the option is recorded in provenance."""
     factual = load(**demo_options(), invalid_reward=-0.5, not_sure_reward=0.25)[0]
-    assert (await score_reply(factual, "0 or 1")).rewards["detection"] == -0.5
-    assert (await score_reply(factual, "1")).rewards["detection"] == 0.0
-    assert (await score_reply(factual, "2")).rewards["detection"] == 0.25
+    assert reward_values(await score_reply(factual, "0 or 1"))["detection"] == -0.5
+    assert reward_values(await score_reply(factual, "1"))["detection"] == 0.0
+    assert reward_values(await score_reply(factual, "2"))["detection"] == 0.25
     assert factual.data.provenance["options"]["invalid_reward"] == -0.5
     binary = load(**demo_options(), not_sure=False, invalid_reward=-1.0)[0]
-    assert (await score_reply(binary, "2")).rewards["detection"] == -1.0  # not offered: INVALID
+    assert reward_values(await score_reply(binary, "2"))["detection"] == -1.0  # not offered: INVALID
 
 
 async def test_not_sure_reward_option(assets_dir):
     factual = load(**demo_options(), not_sure_reward=0.25)[0]
-    assert (await score_reply(factual, "2")).rewards["detection"] == 0.25
+    assert reward_values(await score_reply(factual, "2"))["detection"] == 0.25
     binary = load(**demo_options(), not_sure=False)[0]
     trace = await score_reply(binary, "2")
-    assert trace.rewards["detection"] == 0.0 and trace.metrics["parsed"] == 0.0
+    assert reward_values(trace)["detection"] == 0.0 and trace.metrics["parsed"] == 0.0
     assert binary.data.provenance["prompt"]["variant"] == "derived: not-sure sentences removed"
 
 
@@ -456,7 +457,7 @@ async def test_parser_option_drives_the_reward(assets_dir, parser, reply, reward
     task = load(**demo_options(), parser=parser)[1]
     assert task.data.label == "hallucinated"
     trace = await score_reply(task, reply)
-    assert trace.rewards["detection"] == reward and trace.metrics["correct"] == reward
+    assert reward_values(trace)["detection"] == reward and trace.metrics["correct"] == reward
     assert trace.metrics["parsed"] == parsed == trace.metrics[f"parsed_{parser}"]
     assert trace.info["pred_label"] == trace.info["readings"][parser]
 
@@ -527,7 +528,7 @@ V0_REPLIES = [
 )
 async def test_v0_and_v1_agree(assets_dir, options):
     """The classic v0 environment (`load_environment`) scores every reply as the v1 task does."""
-    from verifiers.v1.loaders import taskset_class, taskset_config_type
+    from medhal.kit.lines import taskset_class, taskset_config_type
 
     config = {**demo_options(), **options}
     env = medhallu.load_environment(**config, max_turns=1)
@@ -550,7 +551,7 @@ async def test_v0_and_v1_agree(assets_dir, options):
             await env.rubric.score_rollout(state)
             trace = await score_reply(task, reply)
             assert state["reward"] == pytest.approx(trace.reward), (task.data.idx, reply)
-            for name, value in {**trace.rewards, **trace.metrics}.items():
+            for name, value in {**reward_values(trace), **trace.metrics}.items():
                 assert state["metrics"][name] == pytest.approx(value), (name, reply)
             compared += 1
     assert compared == 6 * len(V0_REPLIES)
@@ -572,16 +573,16 @@ def test_answer_vocabulary_is_an_option_recorded_on_every_task(assets_dir):
 async def test_answer_vocabulary_reads_halueval_judgements_under_medhal_only(assets_dir):
     factual, hallucinated = load(**demo_options(), answer_vocabulary="halueval")[:2]
     trace = await score_reply(hallucinated, "#Your Judgement#: Yes")
-    assert trace.rewards == {"detection": 1.0}
+    assert reward_values(trace) == {"detection": 1.0}
     assert trace.info["readings"] == {"medhal": "hallucinated", "authors": "factual", "strict": None}
     trace = await score_reply(factual, "#Your Judgement#: No")
-    assert trace.rewards == {"detection": 1.0} and trace.metrics["correct_authors"] == 1.0
-    assert (await score_reply(factual, "0")).rewards == {"detection": 1.0}  # the digits still read
+    assert reward_values(trace) == {"detection": 1.0} and trace.metrics["correct_authors"] == 1.0
+    assert reward_values(await score_reply(factual, "0")) == {"detection": 1.0}  # the digits still read
     plain_factual, plain_hallucinated = load(**demo_options())[:2]
     for task, word in ((plain_hallucinated, "Yes"), (plain_factual, "No")):
         reply = f"#Your Judgement#: {word}"
         trace = await score_reply(task, reply)  # no vocabulary declared: nothing is guessed
-        assert trace.rewards == {"detection": 0.0} and trace.info["readings"]["medhal"] is None
+        assert reward_values(trace) == {"detection": 0.0} and trace.info["readings"]["medhal"] is None
 
 
 def test_medhal_score_with_the_halueval_vocabulary(assets_dir, tmp_path):
