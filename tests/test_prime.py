@@ -288,7 +288,7 @@ def test_push_builds_a_v1_package_and_a_hosted_run_finds_it(folder, hub, tmp_pat
     assert (
         requires
         == sorted(wheel["metadata"]["requires_dist"])
-        == ["medhal<0.3,>=0.2", "verifiers<0.5,>=0.2.1"]
+        == ["medhal<0.4,>=0.3", "verifiers<0.5,>=0.2.1"]
     )
     assert "LICENSE" in (metadata.get_all("License-File") or [])
 
