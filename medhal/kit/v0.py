@@ -124,7 +124,11 @@ def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any
         {
             "prompt": [m.model_dump(exclude_none=True) for m in prompt_messages(t.data)],
             "answer": "",
-            "info": {"task_data": t.data.model_dump(mode="json"), "task_type": task_cls.__name__},
+            "info": {
+                "task_data": t.data.model_dump(mode="json"),
+                "task_json": t.data.model_dump_json(),
+                "task_type": task_cls.__name__,
+            },
         }
         for t in tasks
     ]
@@ -132,7 +136,12 @@ def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any
     async def scored(completion: Any, info: dict[str, Any], state: dict[str, Any]) -> vf.Trace:
         trace = state.get(TRACE_KEY)
         if trace is None:
-            task = task_cls(data_cls.model_validate(info["task_data"]), config.task)
+            # The task as it was, from its JSON text: the dataset's Arrow columns give every
+            # row the union of the nested keys of all rows (None where a row has none, e.g.
+            # Med-HALT's `choices` on IR rows), which the task data would refuse.
+            data = data_cls.model_validate_json(info["task_json"]) if "task_json" in info else None
+            data = data or data_cls.model_validate(info["task_data"])
+            task = task_cls(data, config.task)
             trace = reply_trace(task, _completion_text(completion))
             await task.score(trace)
             state[TRACE_KEY] = trace

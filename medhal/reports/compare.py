@@ -23,9 +23,10 @@ from medhal.reports import metrics as m
 from medhal.kit.replies import CONVENTIONS
 from medhal.reports.report import Run, _shifted, _statistics, code_versions, run_options
 
-UNCOMPARED_OPTIONS = ("shard", "dataset_path")
-"""Options left out of a run's identity: `shard` (the shards of one run differ in it) and
-`dataset_path` (where the file lies; its content is compared by the dataset's sha256)."""
+UNCOMPARED_OPTIONS = ("shard", "dataset_path", "parser")
+"""Options left out of a run's `options` identity: `shard` (the shards of one run differ in
+it), `dataset_path` (where the file lies; its content is compared by the dataset's sha256)
+and `parser` (compared on its own, as `convention`)."""
 
 
 def _prompt_and_data(report: Mapping[str, Any]) -> tuple[str, str]:

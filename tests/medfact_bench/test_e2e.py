@@ -275,7 +275,12 @@ def test_report_compares_several_runs(tmp_path):
         ({"all-nei": 6}, 6, {"accuracy": 2 / 6, "parse_rate": 1.0}),
     ]
     # Paired on the same items: all-support is right on idx 0 and 3 only, all-nei on 1 and 4 only.
-    assert second["mcnemar"] == {"right_only_in_first": 2, "right_only_in_this": 2, "p_value": 1.0}
+    assert second["mcnemar"] == {
+        "right_only_in_first": 2,
+        "right_only_in_this": 2,
+        "p_value": 1.0,
+        "test": "mcnemar",
+    }
     assert second["difference"] == {"accuracy": 0.0, "parse_rate": 0.0}
     table = (cmp / "comparison.md").read_text()
     from medhal.kit.provenance import package_version
