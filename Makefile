@@ -8,18 +8,38 @@ export MEDHAL_SHARED_DATA ?= $(if $(wildcard $(SHARED_DATA)),$(SHARED_DATA),)
 # Put uv's own binary on PATH (the stock `null` harness, used in one test, calls it).
 UV_BIN := $(shell command -v uv 2>/dev/null || { python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv==$(UV_VERSION)" >&2; python3 -c "import uv; print(uv.find_uv_bin())"; })
 export PATH := $(dir $(UV_BIN)):$(PATH)
+# Python caches compiled modules (__pycache__) unless PYTHONDONTWRITEBYTECODE is set, as it is on
+# some CI images: then every process (each xdist worker, each `eval` a test starts) compiles
+# verifiers, openai and anthropic from source again, about 9 of the 15 seconds `eval` takes to start,
+# and pytest re-rewrites every test module's asserts. The caches are ignored by git.
+unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: test test-verifiers-0.4 lint format demo build release-check publish fingerprints configs mutants
+.PHONY: test test-slow test-verifiers-0.4 lint format demo build release-check publish fingerprints configs mutants
 
 # Linters first: a red lint fails CI as a failing test does. Then the suite on every core
 # (pytest-xdist): whole modules per worker (--dist loadscope), so a module's shared fixtures (a
 # scored run, an eval against a faulty endpoint) are made once; the slowest modules start first
-# (SLOW_FIRST in tests/conftest.py). What stays slow, and why: tests/test_release.py is the
-# release check itself (build the four packages, install each environment in a fresh venv from
-# the wheels and PyPI, run it there: about two minutes on its own worker), and the eval tests
-# start verifiers in a new process each, as users run it (the fault, resume and harness tests).
+# (SLOW_FIRST in tests/conftest.py). verifiers' `eval` runs in the test process
+# (tests/running.py) except where a new process is what is tested. The property tests draw
+# PROPERTY_SCALE of their examples here (derandomized: the same examples every run; still more
+# than `make mutants` needs to kill the recorded mutants) and all of them in `make test-slow`.
+# About 4 minutes on a quiet 2-core machine. PYTEST_ARGS: more pytest options (`make test
+# PYTEST_ARGS=-x`).
+PROPERTY_SCALE ?= 0.5
 test: lint
-	uv run --locked pytest -n auto --dist loadscope
+	MEDHAL_PROPERTY_EXAMPLES_SCALE=$(PROPERTY_SCALE) uv run --locked pytest -n auto --dist loadscope -m "not slow" $(PYTEST_ARGS)
+
+# The tests marked slow, each with its reason in the mark. What stays slow, and why: the release
+# check itself (build the four packages, install each environment in a fresh venv from the wheels
+# and PyPI, run it there); the demo on the real local model, which generates on the CPU; eval and
+# its --resume as executables against endpoints that fail, stall and ask for retries, which must
+# wait those out, and 2,000 rollouts at concurrency 64; eval --server, vf-eval and both verifiers
+# lines' executables on every environment (a verifiers start-up of several seconds each);
+# reproduce through a stand-in vLLM process; 1 MB hostile replies through every reader; every row
+# of the full Med-HALT fake-question and IR files. With them, the property tests (hypothesis
+# marks them) with their whole example budget. CI runs `make test` and then this.
+test-slow:
+	uv run --locked pytest -n auto --dist loadscope -m "slow or hypothesis" $(PYTEST_ARGS)
 
 # The environments on the verifiers 0.4 line. verifiers 0.4.0 needs openai<3 and the main lock
 # (verifiers 0.2.1, prime 0.18) has openai 3.x, so the 0.4 line is a project of its own,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.running import eval_main
 from tests.scripted_endpoint import ScriptedEndpoint
 
 SHARED_ENV = "MEDHAL_SHARED_DATA"
@@ -32,22 +33,32 @@ def pytest_runtest_makereport(item, call):
 
 
 SLOW_FIRST = (
+    # make test-slow
     "tests/test_release.py",
     "tests/medhal/test_faults.py",
-    "tests/medhal/test_demo_local_model.py",
     "tests/medhal/test_harness_faults.py",
     "tests/med_halt/test_validate.py",
+    "tests/medhal/test_reply_scaling.py",
+    "tests/medhal/test_demo_local_model.py",
     "tests/medhal/test_serve_vllm.py",
-    "tests/test_scoring_fingerprint.py",
-    "tests/medhal/test_repair.py",
-    "tests/medhal/test_harness.py",
+    # make test
+    "tests/med_halt/test_properties.py",
+    "tests/medfact_bench/test_report.py",
+    "tests/medhal/test_item_view.py",
+    "tests/medfact_bench/test_properties.py",
+    "tests/medhal/test_bad_input.py",
 )
-"""The modules that take longest (make test --durations), in that order. `make test` hands
-whole modules to the workers (--dist loadscope) in collection order: these go first, so no
-worker is left with a long module once the others are done."""
+"""The modules that take longest (`--durations`), in that order. `make test` and `make
+test-slow` hand whole modules to the workers (--dist loadscope) in collection order: these go
+first, so no worker is left with a long module once the others are done."""
 
 
 def pytest_collection_modifyitems(session, config, items):
+    for item in items:
+        for mark in item.iter_markers("slow"):
+            if not mark.kwargs.get("reason"):
+                raise pytest.UsageError(f"{item.nodeid}: a slow mark needs reason= (why it must be slow)")
+
     def rank(item) -> int:
         path = item.nodeid.split("::", 1)[0]
         return SLOW_FIRST.index(path) if path in SLOW_FIRST else len(SLOW_FIRST)
@@ -107,12 +118,20 @@ def endpoint():
 
 
 def run_eval(
-    env_id: str, base_url: str, out_dir: Path, *args: str, env: dict | None = None, timeout: int = 300
+    env_id: str,
+    base_url: str,
+    out_dir: Path,
+    *args: str,
+    env: dict | None = None,
+    timeout: int = 300,
+    process: bool = False,
 ) -> list[dict]:
     """Run `eval <env_id>` against `base_url` with the environment's default (in-process)
-    harness; return the saved trace rows. Fails with eval's output if it exits non-zero."""
+    harness; return the saved trace rows. Fails with eval's output if it exits non-zero.
+    `process`: run the `eval` executable in a new process, as users do (the tests of faults,
+    interrupts and resumes); by default verifiers' `main` runs in this process
+    (`tests.running.eval_main`), which tests the same run without verifiers' start-up."""
     argv = [
-        str(BIN / "eval"),
         env_id,
         "--client.base-url",
         base_url,
@@ -124,9 +143,16 @@ def run_eval(
         str(out_dir),
         *args,
     ]
-    proc = subprocess.run(
-        argv, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
-    )
+    if process:
+        proc = subprocess.run(
+            [str(BIN / "eval"), *argv],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, **(env or {})},
+        )
+    else:
+        proc = eval_main(*argv, env=env, timeout=timeout)
     assert proc.returncode == 0, f"eval exited {proc.returncode}:\n{proc.stderr[-4000:]}"
     return [json.loads(line) for line in (out_dir / "traces.jsonl").read_text().splitlines() if line.strip()]
 

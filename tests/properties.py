@@ -2,7 +2,8 @@
 
 `make mutants` runs every test that calls a mutated function once per mutant, thousands of
 times; there it sets `MEDHAL_PROPERTY_EXAMPLES_SCALE` (a fraction) so each property draws
-fewer examples. A plain test run, and CI, use the full budget."""
+fewer examples. `make test`, run before every commit, draws half; `make test-slow` (CI runs
+both) and a plain `pytest` draw the full budget."""
 
 from __future__ import annotations
 

@@ -1,16 +1,22 @@
-"""Running `medhal` in this process and checking that a failure is one clean line.
+"""Running `medhal` and verifiers' `eval` in this process, and checking that a failure is one
+clean line.
 
 The project's rule for bad input: exit code 2, one line naming file, line or row, and
 field, never a traceback. `medhal_main` runs the real `main` (argument parsing, error
-handling, exit code) in this process, which keeps many cases fast."""
+handling, exit code) in this process, which keeps many cases fast. `eval_main` does the same
+for verifiers' `eval`: a new process pays verifiers' start-up (several seconds of imports and
+model building) for every run, a function call pays it once per test worker."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import os
+import signal
 import subprocess
 from collections.abc import Iterator, Mapping
+from types import FrameType
 
 
 def medhal_main(*args: str, env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess:
@@ -27,6 +33,47 @@ def medhal_main(*args: str, env: Mapping[str, str | None] | None = None) -> subp
         else:
             code = 0
     return subprocess.CompletedProcess(["medhal", *args], code, out.getvalue(), err.getvalue())
+
+
+def eval_main(
+    *args: str, env: Mapping[str, str | None] | None = None, timeout: int = 300
+) -> subprocess.CompletedProcess:
+    """`eval ARGS` in this process (verifiers' own `main`: its argument parsing, logging to
+    the run's eval.log, signal handling and output files), returned as a subprocess gives it.
+    What `main` changes for the process (signal handlers, loguru sinks, the verifiers logger)
+    is restored afterwards. An exception that would end the executable with a traceback
+    propagates. `timeout`: seconds before the run is interrupted (TimeoutError), as the
+    subprocess timeout of an executable would."""
+    from loguru import logger
+    from verifiers.v1.cli.eval.main import main
+
+    library = logging.getLogger("verifiers.v1")
+    saved_library = (library.handlers[:], library.level, library.propagate)
+    saved_signals = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)}
+
+    def expire(_signum: int, _frame: FrameType | None) -> None:
+        raise TimeoutError(f"eval {' '.join(args)} ran past {timeout} s")
+
+    out, err = io.StringIO(), io.StringIO()
+    signal.signal(signal.SIGALRM, expire)
+    signal.alarm(timeout)
+    try:
+        with environment(env or {}), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(list(args))
+            except SystemExit as e:  # a message for a code: printed, status 1, as the interpreter does
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+                if isinstance(e.code, str):
+                    print(e.code, file=err)
+            else:
+                code = 0
+    finally:
+        signal.alarm(0)
+        logger.remove()  # closes the run's eval.log
+        for sig, handler in saved_signals.items():
+            signal.signal(sig, handler)
+        library.handlers[:], library.level, library.propagate = saved_library
+    return subprocess.CompletedProcess(["eval", *args], code, out.getvalue(), err.getvalue())
 
 
 @contextlib.contextmanager

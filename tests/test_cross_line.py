@@ -27,6 +27,10 @@ import pytest
 
 from tests.scripted_endpoint import ScriptedEndpoint
 
+pytestmark = pytest.mark.slow(
+    reason="each verifiers line's own executables on every environment's demo rows, a new process each"
+)
+
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = Path(__file__).with_name("cross_line.json")
 BIN = Path(sys.executable).parent

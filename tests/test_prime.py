@@ -252,6 +252,7 @@ def wheel_contents(data: bytes) -> tuple[set[str], dict[str, str]]:
     return {n for n in names if ".dist-info/" not in n}, info
 
 
+@pytest.mark.slow(reason="builds each environment's wheel with prime's own build step")
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_push_builds_a_v1_package_and_a_hosted_run_finds_it(folder, hub, tmp_path, monkeypatch):
     """`prime env push` on a copy of the environment (it writes dist/ and .prime/ there), the

@@ -18,6 +18,11 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow(
+    reason="the release check itself: builds the four packages and installs each environment "
+    "in a fresh venv from the wheels and PyPI"
+)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

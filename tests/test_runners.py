@@ -31,6 +31,10 @@ import tomli_w
 from medhal.reports.registry import benchmark_module
 from tests.scripted_endpoint import ScriptedEndpoint, last_user_text
 
+pytestmark = pytest.mark.slow(
+    reason="eval --server (a pool of environment-server processes) and vf-eval on every environment"
+)
+
 ROOT = Path(__file__).parents[1]
 N = 3
 SETTINGS = {

@@ -392,6 +392,7 @@ def test_scoring_fingerprint_matches_the_version(env: Environment) -> None:
     assert message is None, message
 
 
+@pytest.mark.slow(reason="every environment's fingerprint again, in a new interpreter")
 def test_fingerprint_is_stable_across_processes() -> None:
     """Another interpreter, with another string-hash seed, gives the same fingerprints: they
     depend on behaviour only, not on set order or object addresses."""

@@ -1,9 +1,9 @@
 """The GitHub workflows (.github/workflows/), checked here because they cannot run here.
 
 Each file must parse, have the keys GitHub requires, and run nothing but Makefile targets
-that the test suite itself runs: `make test` is the suite (the README's test command,
-and what `.ci/run` runs), `make release-check` and `make publish` run in
-tests/test_release.py. So a workflow cannot drift from what was tested.
+that the test suite itself runs: `make test` is the suite (the README's test command), run
+with `make test-slow` and `make test-verifiers-0.4` by `.ci/run`; `make release-check` and
+`make publish` run in tests/test_release.py. So a workflow cannot drift from what was tested.
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = ROOT / ".github" / "workflows"
 TESTED_TARGETS = {
     "test": ROOT / ".ci" / "run",
+    "test-slow": ROOT / ".ci" / "run",
+    "test-verifiers-0.4": ROOT / ".ci" / "run",
     "release-check": ROOT / "tests" / "test_release.py",
     "publish": ROOT / "tests" / "test_release.py",
 }
-"""Makefile target -> the file that runs it (the suite is `make test`, run by .ci/run)."""
+"""Makefile target -> the file that runs it (the suites, by .ci/run)."""
 
 
 def load(name: str) -> dict:
@@ -36,7 +38,7 @@ def load(name: str) -> dict:
 
 def makefile_targets() -> set[str]:
     return set(
-        re.findall(r"^([A-Za-z][\w-]*):(?!=)", (ROOT / "Makefile").read_text(encoding="utf-8"), re.MULTILINE)
+        re.findall(r"^([A-Za-z][\w.-]*):(?!=)", (ROOT / "Makefile").read_text(encoding="utf-8"), re.MULTILINE)
     )
 
 
@@ -76,7 +78,7 @@ def test_every_run_is_a_tested_makefile_target(name):
     runs = [step["run"] for _, step in steps(load(name)) if "run" in step]
     assert runs, f"{name}: runs nothing"
     for command in runs:
-        match = re.fullmatch(r"make ([\w-]+)", command.strip())
+        match = re.fullmatch(r"make ([\w.-]+)", command.strip())
         assert match, f"{name}: `{command}` is not `make <target>`"
         target = match.group(1)
         assert target in targets, f"{name}: `make {target}` is not a Makefile target"
@@ -88,9 +90,12 @@ def test_every_run_is_a_tested_makefile_target(name):
 
 
 def test_ci_runs_the_readme_test_command_with_the_shared_data():
+    """The GitHub workflow runs the suites `.ci/run` runs, in its order."""
     ci = load("ci.yml")
     assert "`make test`" in (ROOT / "README.md").read_text(encoding="utf-8")
-    assert [step["run"] for _, step in steps(ci) if "run" in step] == ["make test"]
+    suites = re.findall(r"^make ([\w.-]+)$", (ROOT / ".ci" / "run").read_text(encoding="utf-8"), re.MULTILINE)
+    assert suites[0] == "test", suites
+    assert [step["run"] for _, step in steps(ci) if "run" in step] == [f"make {s}" for s in suites]
     assert {"push", "pull_request"} <= set(ci["on"])
     # The layout the Makefile expects: this repository in main/, the data in shared/data/.
     assert ci["env"]["MEDHAL_SHARED_DATA"] == "${{ github.workspace }}/shared/data"

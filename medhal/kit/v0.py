@@ -120,18 +120,7 @@ def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any
         raise ValueError(f"{env_id}: these options select no tasks: {options}")
     task_cls = type(tasks[0])
     data_cls = type(tasks[0].data)
-    rows = [
-        {
-            "prompt": [m.model_dump(exclude_none=True) for m in prompt_messages(t.data)],
-            "answer": "",
-            "info": {
-                "task_data": t.data.model_dump(mode="json"),
-                "task_json": t.data.model_dump_json(),
-                "task_type": task_cls.__name__,
-            },
-        }
-        for t in tasks
-    ]
+    rows = _dataset_rows(tasks)
 
     async def scored(completion: Any, info: dict[str, Any], state: dict[str, Any]) -> vf.Trace:
         trace = state.get(TRACE_KEY)
@@ -163,3 +152,20 @@ def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any
     for name in probe.metrics:
         rubric.add_metric(signal(name, "metric"))
     return vf0.SingleTurnEnv(eval_dataset=Dataset.from_list(rows), rubric=rubric, env_id=env_id)
+
+
+def _dataset_rows(tasks: list[Any]) -> list[dict[str, Any]]:
+    """One v0 dataset row per task: its prompt messages, and its data twice (as JSON values
+    for v0 tooling to show, and as JSON text from which the task is rebuilt exactly)."""
+    return [
+        {
+            "prompt": [m.model_dump(exclude_none=True) for m in prompt_messages(t.data)],
+            "answer": "",
+            "info": {
+                "task_data": t.data.model_dump(mode="json"),
+                "task_json": t.data.model_dump_json(),
+                "task_type": type(t).__name__,
+            },
+        }
+        for t in tasks
+    ]

@@ -807,47 +807,16 @@ def completeness(run: Run, rollouts: Mapping[str, Any] | None = None) -> dict[st
     base = run.selection_bases.values[0] if n_bases == 1 else {}
     shards = sorted(run.shards, key=str)
     mixed = n_bases > 1 or any(len(v) > 1 for v in run.provenance.values()) or bool(rollouts["mixed"])
-    n_expected: int | None = None
-    total = base.get("n_expected")
-    start, step = 0, 1
-    if n_bases == 1 and isinstance(total, int):
-        shard = parse_shard(shards[0]) if len(shards) == 1 and not run.merged else None
-        if shard is not None:
-            start, step = shard
-            n_expected = int(run.selections.values[0].get("n_shard", 0))
-        else:
-            n_expected = total
+    n_expected, start, step = _expected_tasks(run, base, shards)
     ids = run.seen.ids()
-    n_missing: int | None = None
-    n_outside: int | None = None
-    missing_idx: list[int] = []
-    outside_idx: list[int] = []
-    ids_match: bool | None = None
-    if n_expected is not None and isinstance(total, int):
-        if base.get("contiguous", False):
-            inside = (ids >= start) & (ids < total) & ((ids - start) % step == 0)
-            outside = ids[~inside]
-            n_outside, outside_idx = len(outside), outside[:20].tolist()
-            n_missing = n_expected - int(inside.sum())
-            missing_idx = run.seen.missing(range(start, total, step)) if n_missing else []
-            ids_match = not n_missing and not n_outside
-        else:
-            # A shuffled selection: only its size and the hash of its ids are recorded.
-            if step == 1 and isinstance(base.get("idx_sha256"), str):
-                listed = ",".join(map(str, ids.tolist()))
-                ids_match = hashlib.sha256(listed.encode()).hexdigest() == base["idx_sha256"]
-            n_missing = max(0, n_expected - len(ids))
-            n_outside = max(0, len(ids) - n_expected) or (None if ids_match is not True else 0)
+    found = _ids_against_selection(run, base, ids, n_expected, start, step)
+    n_missing, n_outside, ids_match = found["n_missing"], found["n_outside"], found["ids_match_selection"]
     n_duplicates = int(rollouts["n_duplicates"])
     return {
         "n_expected": n_expected,
         "n_distinct": len(ids),
         "n_duplicates": n_duplicates,
-        "n_missing": n_missing,
-        "missing_idx": missing_idx,
-        "n_outside": n_outside,
-        "outside_idx": outside_idx,
-        "ids_match_selection": ids_match,
+        **found,
         "shards": [s for s in shards if s is not None],
         "mixed_provenance": mixed,
         "complete": bool(
@@ -861,6 +830,56 @@ def completeness(run: Run, rollouts: Mapping[str, Any] | None = None) -> dict[st
             and not mixed
         ),
     }
+
+
+def _expected_tasks(run: Run, base: Mapping[str, Any], shards: list[Any]) -> tuple[int | None, int, int]:
+    """The number of tasks the run's one selection expects (None when it has several or none),
+    and the first id and step of its ids: a shard i/k holds ids i, i + k, ... of the selection."""
+    total = base.get("n_expected")
+    if len(run.selection_bases) != 1 or not isinstance(total, int):
+        return None, 0, 1
+    shard = parse_shard(shards[0]) if len(shards) == 1 and not run.merged else None
+    if shard is None:
+        return total, 0, 1
+    start, step = shard
+    return int(run.selections.values[0].get("n_shard", 0)), start, step
+
+
+def _ids_against_selection(
+    run: Run, base: Mapping[str, Any], ids: Any, n_expected: int | None, start: int, step: int
+) -> dict[str, Any]:
+    """The ids present compared, as sets, with those the selection expects: how many (and the
+    first 20) are missing or outside it, and whether they are exactly its ids (None: unknown)."""
+    found: dict[str, Any] = {
+        "n_missing": None,
+        "missing_idx": [],
+        "n_outside": None,
+        "outside_idx": [],
+        "ids_match_selection": None,
+    }
+    total = base.get("n_expected")
+    if n_expected is None or not isinstance(total, int):
+        return found
+    if base.get("contiguous", False):
+        inside = (ids >= start) & (ids < total) & ((ids - start) % step == 0)
+        outside = ids[~inside]
+        n_missing = n_expected - int(inside.sum())
+        return {
+            "n_missing": n_missing,
+            "missing_idx": run.seen.missing(range(start, total, step)) if n_missing else [],
+            "n_outside": len(outside),
+            "outside_idx": outside[:20].tolist(),
+            "ids_match_selection": not n_missing and not len(outside),
+        }
+    # A shuffled selection: only its size and the hash of its ids are recorded.
+    ids_match = None
+    if step == 1 and isinstance(base.get("idx_sha256"), str):
+        listed = ",".join(map(str, ids.tolist()))
+        ids_match = hashlib.sha256(listed.encode()).hexdigest() == base["idx_sha256"]
+    found["n_missing"] = max(0, n_expected - len(ids))
+    found["n_outside"] = max(0, len(ids) - n_expected) or (None if ids_match is not True else 0)
+    found["ids_match_selection"] = ids_match
+    return found
 
 
 def build_report(run: Run) -> dict[str, Any]:

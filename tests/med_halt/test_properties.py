@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from med_halt.benchmark import SETS
@@ -50,6 +50,9 @@ PROPERTY = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 MANY = settings(PROPERTY, max_examples=examples(2000))
+KNOWN_FAILURE = settings(PROPERTY, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+"""For the strict xfails: stop at the first failing example. Shrinking it to the smallest one
+took most of the module's time and tells nothing new about a limitation already described."""
 
 SET_NAMES = list(oracle.SETS)
 KEYS = {
@@ -362,7 +365,7 @@ def test_a_dict_in_any_style_is_read_back_equal(case, style, before, after):
 @pytest.mark.xfail(
     strict=True, reason="braces inside quoted values cut the dict (brace_spans ignores quoting)"
 )
-@PROPERTY
+@KNOWN_FAILURE
 @given(answer_dicts(values(BRACES), answer_values(BRACES)), st.sampled_from(STYLES), prose, prose)
 def test_a_dict_with_braces_inside_values_is_read_back_equal(case, style, before, after):
     name, key, answer = case
@@ -373,7 +376,7 @@ def test_a_dict_with_braces_inside_values_is_read_back_equal(case, style, before
 @pytest.mark.xfail(
     strict=True, reason="code-fence marks are removed inside quoted values too (without_fences)"
 )
-@PROPERTY
+@KNOWN_FAILURE
 @given(
     answer_dicts(values(["```", "```json"], fences=True), answer_values(["```"], fences=True)),
     st.sampled_from(STYLES[:3]),

@@ -115,6 +115,9 @@ def test_real_sample_rows_under_the_authors_reading(assets_dir):
     )
 
 
+@pytest.mark.slow(
+    reason="every task of the full fake-question and IR files (16,606 rows), scored under every convention"
+)
 @pytest.mark.parametrize(
     ("name", "file", "n"),
     [

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.conftest import run_eval, run_medhal
+from tests.conftest import run_eval
 from tests.medfact_bench.fixtures import medhal_in_process, rows, write_predictions
 from tests.running import medhal_main
 from tests.scripted_endpoint import Fault
@@ -109,7 +109,7 @@ def test_score_predictions_matches_hand_count(tmp_path):
         10: "<think>a</think><score>2</score>",  # gold NEI -> wrong
     }  # idx 11 (gold CONTRADICT) has no prediction
     out = tmp_path / "scored"
-    proc = run_medhal(
+    proc = medhal_main(
         "score",
         "medfact-bench",
         "--dataset-path",

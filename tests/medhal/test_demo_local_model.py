@@ -12,6 +12,8 @@ from medhal.reports.registry import installed
 from medhal.serving.local_model import missing_packages
 from tests.conftest import run_medhal
 
+pytestmark = pytest.mark.slow(reason="the demo end to end with the real local model, generating on the CPU")
+
 ITEMS = 2
 
 

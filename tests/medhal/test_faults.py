@@ -35,6 +35,11 @@ from tests.running import medhal_main
 from tests.scripted_endpoint import Fault, ScriptedEndpoint, last_user_text
 from tests.tables import write_jsonl
 
+pytestmark = pytest.mark.slow(
+    reason="the eval executable and its --resume against failing endpoints: "
+    "waits out hung requests and retries, and runs 2,000 rollouts"
+)
+
 ENV_ID = "medfact-bench"
 SCORE_FOR = {"SUPPORT": 2, "NEI": 0, "CONTRADICT": -2}
 ITEM = re.compile(r"\[item (\d+)\]")
@@ -162,6 +167,7 @@ def mixed(tmp_path_factory):
             "--taskset.dataset-path",
             str(dataset),
             timeout=600,
+            process=True,
         )
         first_attempts = collections.Counter(script.attempts)
         no_traceback(out)
@@ -303,6 +309,7 @@ def test_connection_refused_then_resume(tmp_path):
             "--taskset.dataset-path",
             str(dataset),
             timeout=240,
+            process=True,
         )
     )
     assert sorted(rows) == list(range(n))
@@ -339,7 +346,15 @@ def test_2000_rollouts_at_concurrency_64_with_10_percent_failures(tmp_path):
     with ScriptedEndpoint(script) as endpoint:
         out = tmp_path / "run"
         rows = run_eval(
-            ENV_ID, endpoint.base_url, out, "-c", "64", "--taskset.dataset-path", str(dataset), timeout=900
+            ENV_ID,
+            endpoint.base_url,
+            out,
+            "-c",
+            "64",
+            "--taskset.dataset-path",
+            str(dataset),
+            timeout=900,
+            process=True,
         )
         assert len(rows) == n
         rows = by_idx(rows)

@@ -214,6 +214,11 @@ class Script:
         return Raw(kind)
 
 
+SLOW_RUN = pytest.mark.slow(
+    reason="the eval executable and its --resume against an endpoint that stalls and asks for retries"
+)
+
+
 @pytest.fixture(scope="module")
 def faults_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("harness-faults")
@@ -233,6 +238,7 @@ def faults_run(tmp_path_factory):
             "--harness.request-timeout",
             str(REQUEST_TIMEOUT_S),
             timeout=280,
+            process=True,
         )
         first_attempts = collections.Counter(script.attempts)
         records = {r.data["idx"]: r for r in iter_traces(out)}
@@ -260,11 +266,13 @@ def faults_run(tmp_path_factory):
     }
 
 
+@SLOW_RUN
 def test_every_item_once(faults_run):
     assert sorted(faults_run["first"]) == sorted(PLAN)
     assert {i for i, r in faults_run["first"].items() if r["errors"]} == FAILING
 
 
+@SLOW_RUN
 def test_connection_reset(faults_run):
     """verifiers records a reset as ProviderError with an EMPTY message (httpx.ReadError('')
     at verifiers/v1/clients/eval.py:158-159); medhal's reader says what it was."""
@@ -278,6 +286,7 @@ def test_connection_reset(faults_run):
         assert faults_run["first_attempts"][i] == 1 + MAX_RETRIES
 
 
+@SLOW_RUN
 def test_no_choices(faults_run):
     for i in (2, 3):
         error = faults_run["first"][i]["errors"][-1]
@@ -286,6 +295,7 @@ def test_no_choices(faults_run):
         assert "list index out of range" not in error["message"]
 
 
+@SLOW_RUN
 def test_long_retry_after_is_not_retried(faults_run):
     error = faults_run["first"][4]["errors"][-1]
     assert error["type"] == "ProviderError" and error["message"].startswith("upstream 429")
@@ -296,6 +306,7 @@ def test_long_retry_after_is_not_retried(faults_run):
     )
 
 
+@SLOW_RUN
 def test_short_retry_after_is_waited_for(faults_run):
     assert not faults_run["first"][5]["errors"]
     assert faults_run["first"][5]["rewards"]["accuracy"] == 1.0
@@ -303,6 +314,7 @@ def test_short_retry_after_is_waited_for(faults_run):
     assert "endpoint answered 429: waiting 1 s as its Retry-After asks" in faults_run["log"]
 
 
+@SLOW_RUN
 def test_stalled_reply_ends_as_an_error(faults_run):
     for i in (6, 7):
         error = faults_run["first"][i]["errors"][-1]
@@ -314,6 +326,7 @@ def test_stalled_reply_ends_as_an_error(faults_run):
         assert not any(n.get("sampled") for n in faults_run["first"][i]["nodes"])
 
 
+@SLOW_RUN
 def test_resume_reruns_exactly_the_failed_items(faults_run):
     assert faults_run["resumed"].returncode == 0, faults_run["resumed"].stderr[-3000:]
     assert set(faults_run["resume_attempts"]) == FAILING

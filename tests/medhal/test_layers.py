@@ -207,3 +207,18 @@ def test_reading_reports_imports_no_verifiers():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+MAX_FUNCTION_LINES = 60
+"""A function of the shared library fits on a screen, docstring included."""
+
+
+def test_every_function_fits_on_a_screen():
+    long = []
+    for path in medhal_modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{module_name(path)}.{node.name}: {lines} lines")
+    assert not long, long

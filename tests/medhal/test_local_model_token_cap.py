@@ -130,6 +130,7 @@ vf_eval_main(vf_eval_argv)
 CAP = 8
 
 
+@pytest.mark.slow(reason="the real local model under both eval executables")
 def test_eval_and_vf_eval_replies_stay_within_the_cap(server, tmp_path):
     """`eval` sends `max_tokens`, `vf-eval` `max_completion_tokens`: both replies end at the cap
     (one Python process runs both scripts' entry points, to import verifiers once)."""

@@ -152,6 +152,7 @@ def resume(out: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow(reason="eval --resume as an executable, before and after the repair")
 def test_resume_after_a_killed_write(tmp_path, endpoint):
     """A run's last trace cut in half (what kill -9 mid-write leaves): `eval --resume`
     dies inside verifiers until `medhal repair` moves the partial line aside; then it

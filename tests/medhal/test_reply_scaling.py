@@ -10,6 +10,10 @@ import pytest
 
 from bench.adversarial_replies import BENCHMARKS, hostile
 
+pytestmark = pytest.mark.slow(
+    reason="1 MB hostile replies through every reader: the size at which a quadratic reader takes minutes"
+)
+
 SHAPES = hostile(1_000_000)
 GENEROUS_SECONDS = 60.0
 """Quadratic readers took minutes on 1 MB (82 s at 280 KB); linear ones take about a second."""

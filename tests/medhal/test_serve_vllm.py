@@ -459,6 +459,7 @@ def test_reproduce_rejects_bad_requests_in_one_line(
 
 
 # --- end to end ------------------------------------------------------------------------------------
+@pytest.mark.slow(reason="reproduce end to end: a stand-in vLLM process, the eval executable and the report")
 def test_reproduce_medfact_bench_with_the_vllm_backend(fake: Fake, tmp_path: Path) -> None:
     out = tmp_path / "out"
     env = fake.with_(MEDHAL_ASSETS_DIR=os.environ.get("MEDHAL_SHARED_DATA", ""))
@@ -504,6 +505,7 @@ def test_reproduce_medfact_bench_with_the_vllm_backend(fake: Fake, tmp_path: Pat
     assert not [p for p in fake.pids() if alive(p)], "reproduce left the server running"
 
 
+@pytest.mark.slow(reason="reproduce end to end while its server process dies mid-run")
 def test_reproduce_says_when_the_server_dies_and_stops(fake: Fake, tmp_path: Path) -> None:
     """vLLM's engine dies after the first reply: reproduce must say so and stop the eval, not
     let the remaining rollouts run into their timeouts against a dead endpoint."""
@@ -553,6 +555,7 @@ def test_reproduce_sigterm_while_the_server_starts_stops_it(fake: Fake, tmp_path
             proc.wait()
 
 
+@pytest.mark.slow(reason="the demo end to end through a stand-in vLLM process")
 def test_demo_with_the_vllm_backend(fake: Fake, tmp_path: Path) -> None:
     out = tmp_path / "demo"
     proc = medhal(
