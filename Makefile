@@ -10,8 +10,8 @@ UV_BIN := $(shell command -v uv 2>/dev/null || { python3 -m uv --version >/dev/n
 export PATH := $(dir $(UV_BIN)):$(PATH)
 # Python caches compiled modules (__pycache__) unless PYTHONDONTWRITEBYTECODE is set, as it is on
 # some CI images: then every process (each xdist worker, each `eval` a test starts) compiles
-# verifiers, openai and anthropic from source again, about 9 of the 15 seconds `eval` takes to start,
-# and pytest re-rewrites every test module's asserts. The caches are ignored by git.
+# verifiers, openai and anthropic from source again (half of the 18 s `eval --help` took here),
+# and pytest rewrites every test module's asserts again. The caches are ignored by git.
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: test test-slow test-verifiers-0.4 lint format demo build release-check publish fingerprints configs mutants
@@ -36,7 +36,8 @@ test: lint
 # wait those out, and 2,000 rollouts at concurrency 64; eval --server, vf-eval and both verifiers
 # lines' executables on every environment (a verifiers start-up of several seconds each);
 # reproduce through a stand-in vLLM process; 1 MB hostile replies through every reader; every row
-# of the full Med-HALT fake-question and IR files. With them, the property tests (hypothesis
+# of the full Med-HALT fake-question and IR files; each environment's wheel built by prime's build
+# step; the fingerprints again in a new interpreter; eval --resume around `medhal repair`. With them, the property tests (hypothesis
 # marks them) with their whole example budget. CI runs `make test` and then this.
 test-slow:
 	uv run --locked pytest -n auto --dist loadscope -m "slow or hypothesis" $(PYTEST_ARGS)
@@ -46,7 +47,7 @@ test-slow:
 # compat/verifiers04 (its own pyproject and uv.lock), which installs medhal (editable) and the three
 # environments built from this tree beside verifiers 0.4.0 from PyPI. It runs what must agree on
 # both lines: the demo rows through `vf-eval` against a scripted endpoint and `medhal report`,
-# compared byte for byte with tests/cross_line.json (which `make test` checks on 0.2); the scoring
+# compared byte for byte with tests/cross_line.json (which `make test-slow` checks on 0.2); the scoring
 # fingerprints; the environments' taskset tests (less the v0 face's: no v0 API on 0.4); the trace
 # reader. A few minutes.
 VERIFIERS04 := compat/verifiers04

@@ -156,10 +156,13 @@ def rollout_lines(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def label(report: Mapping[str, Any], name: str) -> str:
-    """A figure's name for readers, with its code name beside it when they differ."""
+def label(report: Mapping[str, Any], name: str) -> Md:
+    """A figure's name for readers, with its code name beside it as code when they differ:
+    one table cell (or header) of escaped parts, so the code span is not escaped again."""
     human = (report.get("figure_labels") or {}).get(name)
-    return f"{human} (`{name}`)" if human and human != name else name
+    if human and human != name:
+        return Md(f"{markdown_text(human)} ({markdown_code(name)})")
+    return Md(markdown_text(name))
 
 
 def headline_lines(report: Mapping[str, Any], headline: Iterable[str]) -> list[str]:

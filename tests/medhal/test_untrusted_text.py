@@ -243,3 +243,20 @@ def test_a_mathtext_group_value_alone_is_drawn(tmp_path):
         "confusion": {MATHTEXT: {"$\\frac{": 1}},
     }
     assert set(render_plots(report)) == {"confusion.png", "by_category.png"}
+
+
+def test_figure_names_render_as_a_name_and_a_code_span():
+    """A figure's reader name and its code name in report.md: the code name is a code span
+    in the rendered table, not backticks shown as text; a hostile label stays text."""
+    from medhal.reports.markdown import label, table
+
+    report = {"figure_labels": {"macro_accuracy": "accuracy, mean over test_set", "f1": HOSTILE}}
+    rendered = RENDERER.render(
+        "\n".join(
+            table(["figure", "value"], [[label(report, "macro_accuracy"), 0.5], [label(report, "f1"), 1.0]])
+        )
+    )
+    assert "<td>accuracy, mean over test_set (<code>macro_accuracy</code>)</td>" in rendered
+    assert "\\`" not in rendered and "<script>" not in rendered and "<img" not in rendered
+    assert rendered.count("<tr>") == 3 and rendered.count("<td>") == 4
+    assert label({}, "parse_rate") == "parse_rate"
