@@ -16,11 +16,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from medhal.kit.untrusted import markdown_code, markdown_text, one_line, printable
 from tests.medhallu.fixtures import our_row
 from tests.medhallu.test_report import medhal_score
+from tests.properties import examples
 from tests.running import medhal_main
 from tests.tables import write_jsonl
 
@@ -260,3 +263,21 @@ def test_figure_names_render_as_a_name_and_a_code_span():
     assert "\\`" not in rendered and "<script>" not in rendered and "<img" not in rendered
     assert rendered.count("<tr>") == 3 and rendered.count("<td>") == 4
     assert label({}, "parse_rate") == "parse_rate"
+
+
+_ALPHABET = st.sampled_from(
+    [chr(c) for c in (*range(0xA2), 0x2027, *range(0x2028, 0x2030), *range(0x2065, 0x206B), 0xFFFD)]
+    + ["\ud800", "\udbff", "\udc00", "\udfff", "é", "字", "\U0001f600"]
+)
+
+
+@settings(max_examples=examples(500), derandomize=True, database=None, deadline=None)
+@given(st.text(_ALPHABET, max_size=60), st.booleans())
+def test_printable_replaces_each_character_on_its_own(text, one_line_flag):
+    """Character by character: a control character, separator or bidi mark becomes its
+    visible escape, a lone surrogate U+FFFD, everything else stays (one regex pass does it)."""
+    from medhal.kit.untrusted import _SHOWN, _SHOWN_ONE_LINE
+
+    shown = _SHOWN_ONE_LINE if one_line_flag else _SHOWN
+    expected = "".join(shown.get(ord(c), "\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c) for c in text)
+    assert printable(text, one_line=one_line_flag) == expected
