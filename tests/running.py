@@ -15,7 +15,7 @@ import logging
 import os
 import signal
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import FrameType
 
 
@@ -24,15 +24,28 @@ def medhal_main(*args: str, env: Mapping[str, str | None] | None = None) -> subp
     `env`: environment variables to set (None: to unset) for the call only."""
     from medhal.commands.cli import main
 
+    return _call_main("medhal", main, args, env)
+
+
+def _call_main(
+    name: str,
+    main: Callable[[list[str]], object],
+    args: tuple[str, ...],
+    env: Mapping[str, str | None] | None,
+) -> subprocess.CompletedProcess:
+    """`main(args)` with `env` set and stdout and stderr captured, its exit status as the
+    interpreter would give it (a message given as the status is printed, status 1)."""
     out, err = io.StringIO(), io.StringIO()
     with environment(env or {}), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             main(list(args))
         except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            if isinstance(e.code, str):
+                print(e.code, file=err)
         else:
             code = 0
-    return subprocess.CompletedProcess(["medhal", *args], code, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess([name, *args], code, out.getvalue(), err.getvalue())
 
 
 def eval_main(
@@ -54,26 +67,18 @@ def eval_main(
     def expire(_signum: int, _frame: FrameType | None) -> None:
         raise TimeoutError(f"eval {' '.join(args)} ran past {timeout} s")
 
-    out, err = io.StringIO(), io.StringIO()
     signal.signal(signal.SIGALRM, expire)
     signal.alarm(timeout)
     try:
-        with environment(env or {}), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main(list(args))
-            except SystemExit as e:  # a message for a code: printed, status 1, as the interpreter does
-                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-                if isinstance(e.code, str):
-                    print(e.code, file=err)
-            else:
-                code = 0
+        return _call_main("eval", main, args, env)
     finally:
         signal.alarm(0)
         logger.remove()  # closes the run's eval.log
         for sig, handler in saved_signals.items():
             signal.signal(sig, handler)
-        library.handlers[:], library.level, library.propagate = saved_library
-    return subprocess.CompletedProcess(["eval", *args], code, out.getvalue(), err.getvalue())
+        handlers, level, library.propagate = saved_library
+        library.handlers[:] = handlers
+        library.setLevel(level)  # setLevel, not the attribute: it clears the loggers' level caches
 
 
 @contextlib.contextmanager
