@@ -65,33 +65,13 @@ print(out)
 def template_traces(work: Path) -> list[dict[str, Any]]:
     """The 112 real Med-HALT sample traces (`medhal score` with the real answers)."""
     sys.path.insert(0, str(ROOT / "scripts"))
-    from reference_reports import write_deepseek_predictions
+    from reference_reports import score_deepseek_samples
 
     shared = shared_data()
     if shared is None:
         raise SystemExit("needs MEDHAL_SHARED_DATA (and MEDHAL_ASSETS_DIR for the prompt files)")
-    samples = shared / "medhalt" / "samples"
-    preds = work / "predictions.jsonl"
-    write_deepseek_predictions(samples, preds)
     run = work / "template"
-    subprocess.run(
-        [
-            str(BIN / "medhal"),
-            "score",
-            "med-halt",
-            "--dataset-path",
-            str(samples),
-            "--predictions",
-            str(preds),
-            "-o",
-            str(run),
-            "--no-plots",
-            "--taskset.subset",
-            "all",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    score_deepseek_samples(shared / "medhalt" / "samples", run, "--no-plots", quiet=True)
     return [json.loads(line) for line in (run / "traces.jsonl").read_text().splitlines()]
 
 

@@ -43,13 +43,12 @@ def write_deepseek_predictions(samples: Path, preds: Path) -> None:
                 f.write(json.dumps({"idx": idx_by_id[row["id"]], "reply": reply}) + "\n")
 
 
-def med_halt_deepseek(shared: Path, out: Path) -> None:
-    samples = shared / "medhalt" / "samples"
+def score_deepseek_samples(samples: Path, out: Path, *options: str, quiet: bool = False) -> None:
+    """`medhal score med-halt` on the Med-HALT samples of all seven sets with the fork's
+    deepseek-r1-7b answers, into `out`; `options`: more `medhal score` options."""
     with tempfile.TemporaryDirectory() as tmp:
         preds = Path(tmp) / "predictions.jsonl"
         write_deepseek_predictions(samples, preds)
-        if out.exists():
-            shutil.rmtree(out)
         subprocess.run(
             [
                 str(BIN / "medhal"),
@@ -61,13 +60,19 @@ def med_halt_deepseek(shared: Path, out: Path) -> None:
                 str(preds),
                 "-o",
                 str(out),
-                "--model",
-                "deepseek-r1-7b (fork dump)",
+                *options,
                 "--taskset.subset",
                 "all",
             ],
             check=True,
+            capture_output=quiet,
         )
+
+
+def med_halt_deepseek(shared: Path, out: Path) -> None:
+    if out.exists():
+        shutil.rmtree(out)
+    score_deepseek_samples(shared / "medhalt" / "samples", out, "--model", "deepseek-r1-7b (fork dump)")
     withhold_replies(out, "med-halt")
     (out / "traces.jsonl").unlink()  # traces hold upstream prompt text and rows: not published
 
