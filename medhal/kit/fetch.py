@@ -104,7 +104,7 @@ DEADLINE_S = 3600.0
 an hour, 100 MB at 28 kB/s (the splits we pin are tens of MB in all). A slower or stalled
 server is given up."""
 MAX_LISTING_PAGES = 1000
-MAX_PAGE_BYTES = 32 << 20
+MAX_PAGE_BYTES = 8 << 20
 MAX_LISTED_FILES = 200_000
 """A Hub listing longer than this (in pages of the listing, bytes per page, or files) is
 refused: the repositories we pin hold tens of files; the Hub pages listings by 1,000."""
@@ -512,7 +512,7 @@ def stream(
                 return stream(client, item, directory, progress, deadline)
             if head.status not in (200, 206):
                 raise FetchError(f"cannot download {item.path} from {item.url}: HTTP {head.status}")
-            append = head.status == 206
+            append = head.status == 206 and have > 0  # a 206 nobody asked for is checked as a whole file
             receive(transfer, head, item, directory, progress, have if append else 0)
             return append
     except TransferError as e:
@@ -568,20 +568,20 @@ def content_range_starts_at(head: Head, offset: int) -> bool:
     return value.startswith(f"bytes {offset}-")
 
 
-# ------------------------------------------------------------------------------ the manifest
-
-
 # ------------------------------------------------------------------------------ the run
 
 
 @contextlib.contextmanager
 def refusals(root: Path) -> Iterator[None]:
     """What the directory refuses, as `FetchError`: a link or special file (`Unsafe`),
-    another fetch filling it (`Busy`), a directory that cannot be created or opened."""
+    another fetch filling it (`Busy`), a file that cannot be read (the writes name their
+    file themselves)."""
     try:
         yield
     except Unsafe as e:
         raise FetchError(str(e)) from None
+    except OSError as e:
+        raise FetchError(f"cannot read or write in {root}: {e}") from None
     except Busy as e:
         holder = str(e) or "it did not say which"
         raise FetchError(

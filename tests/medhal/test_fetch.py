@@ -488,6 +488,29 @@ def test_a_held_lock_names_its_holder(hub: FakeHub, tmp_path: Path) -> None:
     assert not (tmp_path / "medfact").exists()
 
 
+def test_the_confined_directory_removes_and_replaces_links_never_what_they_name(tmp_path: Path) -> None:
+    from medhal.kit.confined import Unsafe
+
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a").symlink_to(victim)
+    (root / "b").symlink_to(victim)
+    (root / "new").write_bytes(b"new")
+    with Confined(root) as directory:
+        for how in ("read", "write", "append", "update"):
+            with pytest.raises(Unsafe, match="is a symbolic link"), directory.open("a", how):
+                pass
+        with pytest.raises(Unsafe, match="not a path inside"):
+            directory.size("../victim")
+        directory.remove("a")
+        directory.replace("new", "b")
+    assert (
+        victim.read_bytes() == b"keep" and not (root / "a").exists() and (root / "b").read_bytes() == b"new"
+    )
+
+
 # ------------------------------------------------------------------------------ a hostile Hub mirror
 
 
