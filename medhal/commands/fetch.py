@@ -4,18 +4,20 @@ Downloads every pinned dataset split and prompt asset the chosen environments an
 read into one directory, checked against their pinned hashes and resumable, then prints how
 to run offline from it. Exit status: 0 every file is there and verified; 2 anything failed
 (one line naming the file or URL: no network, a hash mismatch, a full disk, a directory that
-cannot be written, an unknown environment or setting); 130 interrupted (run it again: what
-was downloaded is kept, and a file cut off continues).
+cannot be written, a link or special file inside it, another fetch filling it, a server past
+the deadline or the listed size, an unknown environment or setting); 130 interrupted (run it
+again: what was downloaded is kept, and a file cut off continues).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
-from medhal.kit.fetch import Needs
+from medhal.kit.fetch import DEADLINE_S, Chosen, Needs
 
 DEFAULT_DIR = Path("medhal-data")
 
@@ -51,12 +53,43 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--asset-mirror",
         metavar="URL",
+        type=asset_mirror,
         help="fetch prompt assets from URL/<asset name> instead of their pinned URLs (still hash-checked)",
+    )
+    parser.add_argument(
+        "--deadline",
+        type=deadline_seconds,
+        default=DEADLINE_S,
+        metavar="SECONDS",
+        help=f"the most one file (or one dataset's file list) may take, first request to last byte; "
+        f"a slower or stalled server is given up (default {DEADLINE_S:g})",
     )
     parser.add_argument(
         "--list", action="store_true", help="list what would be fetched and exit (no network)"
     )
     parser.set_defaults(handler=cmd_fetch)
+
+
+def asset_mirror(text: str) -> str:
+    """The argparse type of --asset-mirror: an http(s) URL with a host (an empty one would
+    silently mean the pinned URLs)."""
+    from medhal.kit.fetch import FetchError, mirror_url
+
+    try:
+        return mirror_url(text, "URL")
+    except FetchError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def deadline_seconds(text: str) -> float:
+    """The argparse type of --deadline: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
 
 
 def progress_bar(name: str, total: int | None, initial: int) -> Any:
@@ -75,40 +108,44 @@ def progress_bar(name: str, total: int | None, initial: int) -> Any:
     )
 
 
+def print_plan(chosen: Chosen) -> None:
+    """`--list`: what each environment's settings would fetch."""
+    for env_id, settings in chosen.settings.items():
+        print(f"{env_id}: {', '.join(settings) or 'nothing to fetch'}")
+    for split in chosen.splits:
+        d = split.dataset
+        print(f"  dataset {d.id}@{d.revision} config {d.config or 'default'} -> {split.target}.<ext>")
+    for asset in chosen.assets:
+        print(f"  asset {asset.name} <- {asset.url}")
+
+
 def cmd_fetch(ns: argparse.Namespace) -> int:
-    from medhal.kit.fetch import FetchError, choose, fetch
+    from medhal.kit.fetch import Dropped, FetchError, choose, fetch
     from medhal.reports.registry import installed, normal_id
 
     env_ids = [normal_id(e) for e in ns.env_ids] or list(installed())
+    datasets: list[tuple[str, Path]] = []
     try:
         chosen = choose(env_ids, declared, ns.setting)
         if ns.list:
-            for env_id, settings in chosen.settings.items():
-                print(f"{env_id}: {', '.join(settings) or 'nothing to fetch'}")
-            for split in chosen.splits:
-                d = split.dataset
-                print(f"  dataset {d.id}@{d.revision} config {d.config or 'default'} -> {split.target}.<ext>")
-            for asset in chosen.assets:
-                print(f"  asset {asset.name} <- {asset.url}")
+            print_plan(chosen)
             return 0
-        try:
-            ns.output.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise FetchError(f"cannot write {ns.output}: {e.strerror or e}") from None
-        for done in fetch(chosen, ns.output, ns.asset_mirror, progress_bar):
+        for done in fetch(chosen, ns.output, ns.asset_mirror, progress_bar, deadline_s=ns.deadline):
+            if isinstance(done, Dropped):
+                print(f"{'dropped':>10}  {done.path}  (from the manifest: {done.reason})", flush=True)
+                continue
             print(
                 f"{done.status:>10}  {done.path}  ({done.size:,} bytes, sha256 {done.sha256[:12]})",
                 flush=True,
             )
+            if done.source.get("kind") == "dataset":
+                datasets.append((str(done.source.get("config") or done.source.get("dataset")), done.path))
     except FetchError as e:
         print(f"medhal fetch: error: {e}", file=sys.stderr)
         return 2
     root = ns.output
     print(f"\nall files verified in {root}. On the offline machine, with this directory copied there:")
     print(f"  export MEDHAL_ASSETS_DIR={root.resolve()}")
-    for split in chosen.splits:
-        found = sorted(root.glob(f"{split.target}.*"))
-        stored = next((p for p in found if not p.name.endswith(".part")), None)
-        if stored is not None:
-            print(f"  {split.dataset.config or split.dataset.id}: --taskset.dataset-path {stored.resolve()}")
+    for name, path in datasets:
+        print(f"  {name}: --taskset.dataset-path {path.resolve()}")
     return 0

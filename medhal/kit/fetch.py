@@ -15,7 +15,8 @@ Downloads go to `<file>.part` and are renamed only once verified: a finished fil
 partial, an interrupted download continues where it stopped (an HTTP range request; a server
 that ignores it sends the whole file again), and a file already present and verified is not
 downloaded again. `<dir>/medhal-fetch.json` records every file's source, revision and sha256
-(the sha256 a run records in its provenance for a local file).
+(the sha256 a run records in its provenance for a local file); an entry of an earlier run is
+kept only when its file is still there with the sha256 recorded.
 
 Which files a split needs comes from the dataset card at the pinned revision (`configs:` in
 its YAML header, the Hub's own declaration of configs and their data files); a card without
@@ -23,6 +24,15 @@ the config falls back to the one data file under a folder named after the config
 requests go to `HF_ENDPOINT` when it is set (a mirror; the tests' local server), with the
 user's Hugging Face token when there is one; assets to their pinned URL, or to
 `<mirror>/<asset name>` with `asset_mirror`.
+
+A mirror is not trusted with the machine: beneath the directory nothing is followed and only
+regular files are written (`medhal.kit.confined`); one `medhal fetch` at a time fills a
+directory (a lock); each file has an overall deadline and at most its listed size
+(`medhal.kit.transfer`); listings are bounded in pages, bytes and files, on the endpoint's
+host only (the token goes nowhere else); the card is read without YAML aliases; every text a
+server sends is shown as one printable line; credentials in a mirror URL are never shown.
+What a mirror is trusted with: a Hub mirror lists the hashes the dataset files are checked
+against, so it can serve other rows than the Hub's; an asset mirror can only fail.
 
 Why not pooch (which the project prefers for pinned downloads) or `huggingface_hub`'s
 `snapshot_download`: pooch restarts an interrupted download from zero and cannot check a git
@@ -37,29 +47,85 @@ one line naming the file or URL (the `medhal fetch` command prints it and exits 
 
 from __future__ import annotations
 
-import fnmatch
+import contextlib
 import hashlib
-import json
 import os
+import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
-from urllib.parse import quote
+from urllib.parse import quote, urljoin, urlsplit
 
 from medhal.kit.assets import Asset
+from medhal.kit.confined import Busy, Confined, Unsafe, write_all
 from medhal.kit.datasets import LOCAL_FORMATS, HubDataset
+from medhal.kit.fetch_manifest import MANIFEST, Dropped, carried, write_manifest
+from medhal.kit.hub_listing import (
+    Check,
+    RepoFile,
+    card_configs,
+    matches,
+    parse_tree,
+    split_files,
+    split_patterns,
+)
+from medhal.kit.transfer import Expired, Head, TooLong, Transfer, TransferError, read_body, reason
+from medhal.kit.untrusted import one_line
 
-MANIFEST = "medhal-fetch.json"
+__all__ = [
+    "MANIFEST",
+    "Check",
+    "Chosen",
+    "Dropped",
+    "FetchError",
+    "Fetched",
+    "HubSplit",
+    "Needs",
+    "RepoFile",
+    "choose",
+    "digests",
+    "fetch",
+    "matches",
+    "mirror_url",
+    "split_files",
+    "split_patterns",
+]
 CARDS_DIR = ".medhal-fetch"
 """Dataset cards (README.md at the pinned revision), kept to resolve configs again offline."""
+LOCK = f"{CARDS_DIR}/lock"
+"""The advisory lock a run holds (its text names the holder; the file stays, empty of meaning
+once no process holds it)."""
 PART = ".part"
-TIMEOUT_S = 60.0
 DEFAULT_ENDPOINT = "https://huggingface.co"
+DEADLINE_S = 3600.0
+"""Seconds one file (or one repository's file listing) may take, first request to last byte:
+an hour, 100 MB at 28 kB/s (the splits we pin are tens of MB in all). A slower or stalled
+server is given up."""
+MAX_LISTING_PAGES = 1000
+MAX_PAGE_BYTES = 8 << 20
+MAX_LISTED_FILES = 200_000
+"""A Hub listing longer than this (in pages of the listing, bytes per page, or files) is
+refused: the repositories we pin hold tens of files; the Hub pages listings by 1,000."""
+MAX_CARD_BYTES = 4 << 20
+"""The largest dataset card read (its YAML header has bounds of its own: `hub_listing`)."""
+MAX_UNLISTED_BYTES = 64 << 20
+"""The most bytes of a file with no listed size (a prompt asset: the largest is under 1 MB)."""
+_CREDENTIALS = re.compile(r"(?<=//)[^/?#@\s]*@")
+
+
+def redact(text: str) -> str:
+    """`text` with the credentials of every URL in it (`//user:password@`) replaced by `***`."""
+    return _CREDENTIALS.sub("***@", text)
 
 
 class FetchError(RuntimeError):
-    """A download or check failed; the message is one line naming the file or URL."""
+    """A download or check failed; the message is one line naming the file or URL, shown
+    printable (server text may hold ESC) and without the credentials of any URL."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(one_line(message)))
 
 
 # ------------------------------------------------------------------------------ declarations
@@ -86,26 +152,51 @@ class Needs:
 # ------------------------------------------------------------------------------ hashes
 
 
-@dataclass(frozen=True)
-class Check:
-    """The hash a file must have: `sha256` of its bytes, or `git-blob` (git's object id:
-    sha1 of `blob <size>\\0` + bytes), which the Hub lists for files not stored in LFS."""
-
-    kind: str
-    value: str
-
-    def of(self, path: Path) -> str:
-        digest = hashlib.sha256() if self.kind == "sha256" else hashlib.sha1()  # git's object id is sha1
-        if self.kind == "git-blob":
-            digest.update(f"blob {path.stat().st_size}\0".encode())
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
+def digests(directory: Confined, relative: str, check: Check) -> tuple[str, str]:
+    """(the hash `check` names, sha256) of a regular file in `directory`, in one read."""
+    sha256 = hashlib.sha256()
+    with directory.reading(relative) as (size, blocks):
+        blob = hashlib.sha1(f"blob {size}\0".encode()) if check.kind == "git-blob" else None  # git's id
+        for block in blocks:
+            sha256.update(block)
+            if blob is not None:
+                blob.update(block)
+    return (blob or sha256).hexdigest(), sha256.hexdigest()
 
 
-def sha256_of(path: Path) -> str:
-    return Check("sha256", "").of(path)
+# ------------------------------------------------------------------------------ URLs
+
+
+def mirror_url(text: str, what: str) -> str:
+    """A mirror's base URL, checked (http or https with a host; no space or control character,
+    which would reach a request line or a terminal), without its trailing slash."""
+    import httpx
+
+    if not text.strip():
+        raise FetchError(f"{what}: an empty URL (leave it out for the default)")
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise FetchError(f"{what}: {text} holds a space or control character; not a URL")
+    try:
+        parts = urlsplit(text)
+        _ = parts.port  # a port that is not a number raises here
+        httpx.URL(text)
+    except (ValueError, httpx.InvalidURL) as e:
+        raise FetchError(f"{what}: {text} is not a URL ({reason(e)})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise FetchError(f"{what}: {text} is not an http:// or https:// URL with a host")
+    if parts.query or parts.fragment:
+        raise FetchError(f"{what}: {text} has a ? or # part; give the base URL only")
+    return text.rstrip("/")
+
+
+def origin(url: str) -> tuple[str, str, int | None] | None:
+    """(scheme, host, port) of `url`, the port the scheme's default when none is given."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return None
+    return parts.scheme, (parts.hostname or "").lower(), port
 
 
 # ------------------------------------------------------------------------------ the plan
@@ -124,8 +215,8 @@ class Item:
     """What it is, for the manifest: an asset's name and pinned URL, or a split's dataset id,
     revision, config, split and file in the repository."""
     headers: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
-    """Sent with the request: the Hugging Face token goes to the Hub only (httpx drops it when
-    the Hub redirects elsewhere), never to GitHub or an asset mirror."""
+    """Sent with the request: the Hugging Face token goes to the Hub's host only (httpx drops
+    it when the Hub redirects elsewhere), never to GitHub or an asset mirror."""
 
 
 @dataclass(frozen=True)
@@ -168,7 +259,7 @@ def choose(
 
 
 def asset_item(asset: Asset, mirror: str | None) -> Item:
-    url = f"{mirror.rstrip('/')}/{quote(asset.name)}" if mirror else asset.url
+    url = f"{mirror}/{quote(asset.name)}" if mirror else asset.url
     source = {"kind": "asset", "name": asset.name, "url": asset.url}
     return Item(asset.name, url, Check("sha256", asset.expected_sha256), None, source)
 
@@ -177,7 +268,8 @@ def asset_item(asset: Asset, mirror: str | None) -> Item:
 
 
 def hub_endpoint() -> str:
-    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+    """`HF_ENDPOINT`, checked, or the Hub (unset or empty, as huggingface_hub reads it)."""
+    return mirror_url(os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT, "HF_ENDPOINT")
 
 
 def hub_headers() -> dict[str, str]:
@@ -189,20 +281,15 @@ def hub_headers() -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
-@dataclass(frozen=True)
-class RepoFile:
-    path: str
-    size: int
-    check: Check
-
-
 class Hub:
     """The Hub's file listing at a pinned revision (`/api/datasets/<id>/tree/<revision>`),
-    read once per repository and revision."""
+    read once per repository and revision: its pages on the endpoint's host only, each once,
+    at most `MAX_LISTING_PAGES` of `MAX_PAGE_BYTES`, all within one deadline."""
 
-    def __init__(self, client: Any, endpoint: str | None = None) -> None:
+    def __init__(self, client: Any, endpoint: str | None = None, deadline_s: float = DEADLINE_S) -> None:
         self.client = client
         self.endpoint = endpoint or hub_endpoint()
+        self.deadline_s = deadline_s
         self.headers = hub_headers()
         self._trees: dict[tuple[str, str], dict[str, RepoFile]] = {}
 
@@ -212,115 +299,91 @@ class Hub:
     def tree(self, dataset: HubDataset) -> dict[str, RepoFile]:
         key = (dataset.id, dataset.revision)
         if key not in self._trees:
-            url: str | None = (
-                f"{self.endpoint}/api/datasets/{dataset.id}/tree/{dataset.revision}?recursive=true"
-            )
-            files: dict[str, RepoFile] = {}
-            while url:
-                response = get(
-                    self.client, url, f"the file list of {dataset.id}@{dataset.revision}", self.headers
-                )
-                for entry in parse_tree(response.content, url):
-                    files[entry.path] = entry
-                url = response.links.get("next", {}).get("url")
-            self._trees[key] = files
+            self._trees[key] = self._listing(dataset)
         return self._trees[key]
 
-
-def parse_tree(content: bytes, url: str) -> list[RepoFile]:
-    """Files of a Hub tree listing: path, size, and the hash to check (LFS sha256, else the
-    git blob id). Anything else in the answer is a one-line error."""
-    try:
-        entries = json.loads(content)
-        files = []
-        for entry in entries:
-            if entry.get("type") != "file":
-                continue
-            lfs = entry.get("lfs")
-            check = Check("sha256", str(lfs["oid"])) if lfs else Check("git-blob", str(entry["oid"]))
-            files.append(RepoFile(str(entry["path"]), int(entry["size"]), check))
+    def _listing(self, dataset: HubDataset) -> dict[str, RepoFile]:
+        what = f"the file list of {dataset.id}@{dataset.revision}"
+        url: str | None = f"{self.endpoint}/api/datasets/{dataset.id}/tree/{dataset.revision}?recursive=true"
+        deadline = time.monotonic() + self.deadline_s
+        seen: set[str] = set()
+        files: dict[str, RepoFile] = {}
+        while url is not None:
+            if len(seen) == MAX_LISTING_PAGES:
+                raise FetchError(f"{what}: more than {MAX_LISTING_PAGES:,} pages at {self.endpoint}; refused")
+            seen.add(url)
+            head, body = self._page(url, what, deadline)
+            try:
+                listed = parse_tree(body)
+            except ValueError as e:
+                raise FetchError(f"{url}: not a Hub file listing ({e})") from None
+            for entry in listed:
+                files[entry.path] = entry
+            if len(files) > MAX_LISTED_FILES:
+                raise FetchError(f"{what}: more than {MAX_LISTED_FILES:,} files at {self.endpoint}; refused")
+            url = self._next_page(head, what, seen)
         return files
-    except (ValueError, TypeError, KeyError, AttributeError) as e:
-        raise FetchError(f"{url}: not a Hub file listing ({type(e).__name__}: {e})") from None
+
+    def _page(self, url: str, what: str, deadline: float) -> tuple[Head, bytes]:
+        try:
+            with Transfer(self.client, url, self.headers, deadline) as transfer:
+                head = transfer.head()
+                if head.status != 200:
+                    raise FetchError(f"cannot download {what} from {url}: HTTP {head.status}")
+                return head, read_body(transfer, MAX_PAGE_BYTES)
+        except TransferError as e:
+            raise FetchError(f"cannot download {what} from {url}: {failure(e, self.deadline_s)}") from None
+
+    def _next_page(self, head: Head, what: str, seen: set[str]) -> str | None:
+        """The listing's next page (`Link: <url>; rel="next"`): on the endpoint's host (the
+        token goes nowhere else) and not read before (a listing that loops)."""
+        link = head.links.get("next", {}).get("url")
+        if not link:
+            return None
+        url = urljoin(head.url, link)
+        if origin(url) != origin(self.endpoint):
+            raise FetchError(
+                f"{what}: the listing's next page is {url}, not on {self.endpoint}; refused "
+                "(the Hugging Face token goes to the endpoint's host only)"
+            )
+        if url in seen:
+            raise FetchError(f"{what}: the listing's next page {url} was read already (a listing that loops)")
+        return url
 
 
-def card_configs(card: Path) -> list[dict[str, Any]]:
-    """The `configs` list of a dataset card's YAML header (empty when it has none)."""
-    from huggingface_hub.repocard import metadata_load
-
-    try:
-        metadata = metadata_load(card) or {}
-    except Exception as e:  # a malformed YAML header: yaml's errors vary by version
+def read_card(
+    hub: Hub, dataset: HubDataset, directory: Confined, progress: ProgressFactory | None
+) -> list[Any]:
+    """The configs the dataset card at the pinned revision declares (none without a card),
+    the card kept under `CARDS_DIR`."""
+    card = hub.tree(dataset).get("README.md")
+    if card is None:
+        return []
+    where = f"{dataset.id}@{dataset.revision}"
+    if card.size > MAX_CARD_BYTES:
         raise FetchError(
-            f"{card}: the dataset card's YAML header cannot be read ({type(e).__name__})"
-        ) from None
-    configs = metadata.get("configs", [])
-    return [c for c in configs if isinstance(c, dict)] if isinstance(configs, list) else []
+            f"{where}: the dataset card is {card.size:,} bytes, more than the {MAX_CARD_BYTES:,} read"
+        )
+    path = f"{CARDS_DIR}/{dataset.id}/{dataset.revision}/README.md"
+    item = Item(path, hub.file_url(dataset, card.path), card.check, card.size, {}, hub.headers)
+    download(hub.client, item, directory, progress, hub.deadline_s)
+    try:
+        return card_configs(directory.read(path, MAX_CARD_BYTES))
+    except ValueError as e:
+        raise FetchError(f"{where} README.md: {e}") from None
 
 
-def split_patterns(config: dict[str, Any], split: str) -> list[str]:
-    """The data-file patterns of one split of a card's config entry (`data_files` as a
-    string, a list of strings, a list of `{split, path}` or a mapping split -> path)."""
-    data_files = config.get("data_files")
-    if isinstance(data_files, str):
-        return [data_files] if split == "train" else []
-    if isinstance(data_files, dict):
-        value = data_files.get(split)
-        return [value] if isinstance(value, str) else [str(v) for v in value or []]
-    patterns: list[str] = []
-    for entry in data_files or []:
-        if isinstance(entry, str):
-            patterns += [entry] if split == "train" else []
-        elif isinstance(entry, dict) and entry.get("split", "train") == split:
-            path = entry.get("path", [])
-            patterns += [path] if isinstance(path, str) else [str(p) for p in path]
-    return patterns
-
-
-def matches(path: str, pattern: str) -> bool:
-    """A card pattern against a repository path: `*` stays within one folder, `**` crosses."""
-    if "**" not in pattern and pattern.count("/") != path.count("/"):
-        return False
-    return fnmatch.fnmatchcase(path, pattern.replace("**/", "*").replace("**", "*"))
-
-
-def split_files(files: dict[str, RepoFile], configs: list[dict[str, Any]], split: HubSplit) -> list[RepoFile]:
-    """The repository files of the split: by the card's declaration of the config, else the
-    data files under a folder named after the config."""
-    name = split.dataset.config or "default"
-    entry = next((c for c in configs if c.get("config_name", "default") == name), None)
-    if entry is not None:
-        patterns = split_patterns(entry, split.dataset.split)
-        return [f for p, f in sorted(files.items()) if any(matches(p, pattern) for pattern in patterns)]
-    folder = PurePosixPath(name)
-    return [
-        f
-        for p, f in sorted(files.items())
-        if PurePosixPath(p).parent == folder and PurePosixPath(p).suffix in LOCAL_FORMATS
-    ]
-
-
-def split_item(hub: Hub, split: HubSplit, root: Path, progress: ProgressFactory | None) -> Item:
+def split_item(hub: Hub, split: HubSplit, directory: Confined, progress: ProgressFactory | None) -> Item:
     """The one upstream file of a split, with its hash at the pinned revision."""
     dataset = split.dataset
-    files = hub.tree(dataset)
-    where = f"{dataset.id}@{dataset.revision}"
-    card = files.get("README.md")
-    configs: list[dict[str, Any]] = []
-    if card is not None:
-        card_path = root / CARDS_DIR / dataset.id / dataset.revision / "README.md"
-        card_item = Item(
-            str(card_path.relative_to(root)),
-            hub.file_url(dataset, card.path),
-            card.check,
-            card.size,
-            {},
-            hub.headers,
-        )
-        download(hub.client, card_item, root, progress)
-        configs = card_configs(card_path)
-    found = split_files(files, configs, split)
-    what = f"config {dataset.config or 'default'!r} split {dataset.split!r} of {where}"
+    configs = read_card(hub, dataset, directory, progress)
+    what = (
+        f"config {dataset.config or 'default'!r} split {dataset.split!r} of {dataset.id}@{dataset.revision}"
+    )
+    try:
+        found = split_files(hub.tree(dataset), configs, dataset.config, dataset.split)
+    except ValueError as e:
+        raise FetchError(f"{what}: {e}") from None
     if not found:
         raise FetchError(f"{what}: the dataset card declares no data file for it, and no folder holds one")
     if len(found) > 1:
@@ -370,101 +433,188 @@ class Fetched:
     source: dict[str, Any]
 
 
-def get(client: Any, url: str, what: str, headers: dict[str, str]) -> Any:
-    import httpx
-
-    try:
-        response = client.get(url, headers=headers)
-    except httpx.HTTPError as e:
-        raise FetchError(f"cannot download {what} from {url}: {network_reason(e)}") from None
-    if response.status_code != 200:
-        raise FetchError(f"cannot download {what} from {url}: HTTP {response.status_code}")
-    return response
-
-
-def network_reason(error: Exception) -> str:
-    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return f"{reason} (no network? fetch where the Hub and GitHub are reachable and carry the directory)"
+def failure(error: TransferError, deadline_s: float) -> str:
+    """Why a GET failed, for a message that names the file and URL before it."""
+    if isinstance(error, Expired):
+        return (
+            f"no complete answer within {deadline_s:g} s (a stalled or very slow server; "
+            "medhal fetch --deadline sets the seconds one file may take)"
+        )
+    if isinstance(error, TooLong):
+        return str(error)
+    return f"{error} (no network? fetch where the Hub and GitHub are reachable and carry the directory)"
 
 
 def write_error(path: Path, error: OSError) -> FetchError:
     return FetchError(f"cannot write {path}: {error.strerror or error}")
 
 
-def download(client: Any, item: Item, root: Path, progress: ProgressFactory | None) -> Fetched:
-    """Bring `root/item.path` to the bytes the item's check names (see the module docstring)."""
-    target = root / item.path
-    if target.is_file() and item.check.of(target) == item.check.value:
-        return Fetched(target, "verified", target.stat().st_size, sha256_of(target), item.source)
-    part = target.with_name(target.name + PART)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise write_error(target.parent, e) from None
-    resumed = stream(client, item, part, progress)
-    actual = item.check.of(part)
+def download(
+    client: Any, item: Item, directory: Confined, progress: ProgressFactory | None, deadline_s: float
+) -> Fetched:
+    """Bring `item.path` to the bytes the item's check names (see the module docstring),
+    all requests for it within `deadline_s`."""
+    shown = directory.shown(item.path)
+    if directory.size(item.path) is not None:
+        actual, sha256 = digests(directory, item.path, item.check)
+        if actual == item.check.value:
+            return Fetched(shown, "verified", directory.size(item.path) or 0, sha256, item.source)
+    deadline = time.monotonic() + deadline_s
+    part = item.path + PART
+    resumed = stream(client, item, directory, progress, (deadline, deadline_s))
+    actual, sha256 = digests(directory, part, item.check)
     if actual != item.check.value and resumed:  # the bytes kept from before were not this file's
-        part.unlink()
-        resumed = stream(client, item, part, progress)
-        actual = item.check.of(part)
+        directory.remove(part)
+        resumed = stream(client, item, directory, progress, (deadline, deadline_s))
+        actual, sha256 = digests(directory, part, item.check)
     if actual != item.check.value:
-        part.unlink()
+        directory.remove(part)
         raise FetchError(
             f"{item.url}: the download has {item.check.kind} {actual}, expected {item.check.value}; "
             "nothing was kept (a changed or corrupt upstream file, or a proxy rewriting it)"
         )
     try:
-        os.replace(part, target)
+        directory.replace(part, PurePosixPath(item.path).name)
     except OSError as e:
-        raise write_error(target, e) from None
+        raise write_error(shown, e) from None
     status = "resumed" if resumed else "downloaded"
-    return Fetched(target, status, target.stat().st_size, sha256_of(target), item.source)
+    return Fetched(shown, status, directory.size(item.path) or 0, sha256, item.source)
 
 
-def stream(client: Any, item: Item, part: Path, progress: ProgressFactory | None) -> bool:
-    """Download `item.url` into `part`, continuing after the bytes already there when the
-    server honours the range request; True when it continued."""
-    import httpx
-
-    have = part.stat().st_size if part.is_file() else 0
+def stream(
+    client: Any,
+    item: Item,
+    directory: Confined,
+    progress: ProgressFactory | None,
+    deadline: tuple[float, float],
+) -> bool:
+    """Download `item.url` into `<item.path>.part`, continuing after the bytes already there
+    when the server honours the range request; True when it continued. `deadline`: (the
+    `time.monotonic()` by which it must be done, the seconds that was, for messages)."""
+    part = item.path + PART
+    limit = item.size if item.size is not None else MAX_UNLISTED_BYTES
+    have = directory.size(part) or 0
+    if have and have == item.size:
+        return True  # complete already (a run stopped before the check): checked next
+    if have > limit:
+        directory.remove(part)
+        have = 0
     headers = {**item.headers, **({"Range": f"bytes={have}-"} if have else {})}
     try:
-        with client.stream("GET", item.url, headers=headers) as response:
+        with Transfer(client, item.url, headers, deadline[0]) as transfer:
+            head = transfer.head()
             if have and (
-                response.status_code == 416  # asked past the end: what is there is no prefix
-                or (response.status_code == 206 and not content_range_starts_at(response, have))
+                head.status == 416  # asked past the end: what is there is no prefix
+                or (head.status == 206 and not content_range_starts_at(head, have))
             ):
-                response.close()
-                part.unlink()
-                return stream(client, item, part, progress)
-            if response.status_code not in (200, 206):
-                raise FetchError(f"cannot download {item.path} from {item.url}: HTTP {response.status_code}")
-            append = bool(response.status_code == 206)
-            length = response.headers.get("content-length")
-            total = (int(length) + (have if append else 0)) if length and length.isdigit() else item.size
-            bar = progress(item.path, total, have if append else 0) if progress else None
-            try:
-                with open(part, "ab" if append else "wb") as f:
-                    for chunk in response.iter_bytes():  # as it arrives: a cut keeps what came
-                        f.write(chunk)
-                        if bar is not None:
-                            bar.update(len(chunk))
-            except OSError as e:
-                raise write_error(part, e) from None
-            finally:
-                if bar is not None:
-                    bar.close()
+                transfer.close()
+                directory.remove(part)
+                return stream(client, item, directory, progress, deadline)
+            if head.status not in (200, 206):
+                raise FetchError(f"cannot download {item.path} from {item.url}: HTTP {head.status}")
+            append = head.status == 206 and have > 0  # a 206 nobody asked for is checked as a whole file
+            receive(transfer, head, item, directory, progress, have if append else 0)
             return append
-    except httpx.HTTPError as e:
-        raise FetchError(f"cannot download {item.path} from {item.url}: {network_reason(e)}") from None
+    except TransferError as e:
+        raise FetchError(f"cannot download {item.path} from {item.url}: {failure(e, deadline[1])}") from None
 
 
-def content_range_starts_at(response: Any, offset: int) -> bool:
-    value = str(response.headers.get("content-range", ""))
+def receive(
+    transfer: Transfer,
+    head: Head,
+    item: Item,
+    directory: Confined,
+    progress: ProgressFactory | None,
+    start: int,
+) -> None:
+    """Write the body into the `.part` after its first `start` bytes, as it arrives (a cut
+    keeps what came), never past the listed size."""
+    part = item.path + PART
+    limit = item.size if item.size is not None else MAX_UNLISTED_BYTES
+    total = item.size if item.size is not None else content_length(head, start)
+    bar = progress(item.path, total, start) if progress else None
+    written = start
+    try:
+        with directory.open(part, "append" if start else "write") as fd:
+            for chunk in transfer.chunks():
+                written += len(chunk)
+                if written > limit:
+                    break
+                write_all(fd, chunk)
+                if bar is not None:
+                    bar.update(len(chunk))
+    except OSError as e:
+        raise write_error(directory.shown(part), e) from None
+    finally:
+        if bar is not None:
+            bar.close()
+    if written > limit:
+        transfer.close()
+        directory.remove(part)
+        listed = "the listing gives" if item.size is not None else "a file with no listed size may have"
+        raise FetchError(
+            f"{item.url}: the server sent more than the {limit:,} bytes {listed} for {item.path}; "
+            "nothing was kept"
+        )
+
+
+def content_length(head: Head, start: int) -> int | None:
+    value = str(head.headers.get("content-length", ""))
+    return int(value) + start if value.isascii() and value.isdigit() and len(value) <= 18 else None
+
+
+def content_range_starts_at(head: Head, offset: int) -> bool:
+    value = str(head.headers.get("content-range", ""))
     return value.startswith(f"bytes {offset}-")
 
 
 # ------------------------------------------------------------------------------ the run
+
+
+@contextlib.contextmanager
+def refusals(root: Path) -> Iterator[None]:
+    """What the directory refuses, as `FetchError`: a link or special file (`Unsafe`),
+    another fetch filling it (`Busy`), a file that cannot be read (the writes name their
+    file themselves)."""
+    try:
+        yield
+    except Unsafe as e:
+        raise FetchError(str(e)) from None
+    except OSError as e:
+        raise FetchError(f"cannot read or write in {root}: {e}") from None
+    except Busy as e:
+        holder = str(e) or "it did not say which"
+        raise FetchError(
+            f"{root} is being filled by another medhal fetch ({holder}); wait for it to end, "
+            "or fetch into another directory"
+        ) from None
+
+
+def holder() -> str:
+    """What the lock file says about the run that holds it."""
+    import socket
+
+    return f"pid {os.getpid()} on {socket.gethostname()}, since {time.strftime('%Y-%m-%d %H:%M:%S')}"
+
+
+def open_directory(root: Path) -> Confined:
+    try:
+        return Confined(root)
+    except OSError as e:
+        raise write_error(root, e) from None
+
+
+@contextlib.contextmanager
+def http_client(client: Any) -> Iterator[Any]:
+    """`client`, or a new httpx client closed at the end (redirects followed: the Hub sends
+    LFS files from its CDN; httpx drops the token on a redirect to another host)."""
+    if client is not None:
+        yield client
+        return
+    import httpx
+
+    with httpx.Client(follow_redirects=True) as own:
+        yield own
 
 
 def fetch(
@@ -473,50 +623,54 @@ def fetch(
     asset_mirror: str | None = None,
     progress: ProgressFactory | None = None,
     client: Any = None,
-) -> Iterator[Fetched]:
-    """Fetch every file of `chosen` into `root`, yielding each as it is done, then write the
-    manifest (merged with the one already there)."""
-    import httpx
+    deadline_s: float = DEADLINE_S,
+) -> Iterator[Fetched | Dropped]:
+    """Fetch every file of `chosen` into `root` (created when missing), yielding a `Dropped`
+    for each previous manifest entry not carried, then each file as it is done; the manifest
+    is written at the end, and also when a file fails (what was verified stays recorded).
+    `deadline_s`: the seconds each file, and each repository's listing, may take."""
+    mirror = mirror_url(asset_mirror, "--asset-mirror") if asset_mirror is not None else None
+    endpoint = hub_endpoint()
+    with refusals(root):
+        directory = open_directory(root)
+        with directory, directory.locked(LOCK, holder()), http_client(client) as http:
+            entries, dropped = carried(directory, (CARDS_DIR,))
+            yield from dropped
+            recorded = entries if entries is not None else {}
+            try:
+                for done in fetch_all(chosen, directory, Hub(http, endpoint, deadline_s), mirror, progress):
+                    relative = done.path.relative_to(root).as_posix()
+                    recorded[relative] = {
+                        "path": relative,
+                        "sha256": done.sha256,
+                        "size": done.size,
+                        **done.source,
+                    }
+                    yield done
+            except BaseException:
+                if recorded or entries is not None:
+                    with contextlib.suppress(FetchError, Unsafe):  # the first failure is the one to report
+                        record(directory, recorded)
+                raise
+            if recorded or entries is not None:
+                record(directory, recorded)
 
-    own = client is None
-    client = client or httpx.Client(follow_redirects=True, timeout=TIMEOUT_S)
-    done: list[Fetched] = []
-    try:
-        hub = Hub(client)
-        for asset in chosen.assets:
-            done.append(download(client, asset_item(asset, asset_mirror), root, progress))
-            yield done[-1]
-        for split in chosen.splits:
-            done.append(download(client, split_item(hub, split, root, progress), root, progress))
-            yield done[-1]
-    finally:
-        if own:
-            client.close()
-        if done:
-            write_manifest(root, done)
 
-
-def write_manifest(root: Path, fetched: list[Fetched]) -> Path:
-    path = root / MANIFEST
-    entries: dict[str, Any] = {}
-    try:
-        previous = json.loads(path.read_text()) if path.is_file() else {}
-        entries = {e["path"]: e for e in previous.get("files", []) if isinstance(e, dict) and "path" in e}
-    except (OSError, ValueError, AttributeError):
-        entries = {}  # an unreadable manifest is rewritten from what this run verified
-    for f in fetched:
-        relative = str(f.path.relative_to(root))
-        entries[relative] = {"path": relative, "sha256": f.sha256, "size": f.size, **f.source}
+def record(directory: Confined, entries: dict[str, dict[str, Any]]) -> Path:
+    """Write the manifest (`fetch_manifest`), a failure named by the file it was writing."""
     from medhal import __version__
 
-    body = {
-        "written_by": f"medhal {__version__} (medhal fetch)",
-        "files": sorted(entries.values(), key=lambda e: e["path"]),
-    }
-    tmp = path.with_name(path.name + PART)
     try:
-        tmp.write_text(json.dumps(body, indent=1) + "\n")
-        os.replace(tmp, path)
+        return write_manifest(directory, entries, f"medhal {__version__} (medhal fetch)")
     except OSError as e:
-        raise write_error(path, e) from None
-    return path
+        raise write_error(directory.shown(MANIFEST + PART), e) from None
+
+
+def fetch_all(
+    chosen: Chosen, directory: Confined, hub: Hub, mirror: str | None, progress: ProgressFactory | None
+) -> Iterator[Fetched]:
+    for asset in chosen.assets:
+        yield download(hub.client, asset_item(asset, mirror), directory, progress, hub.deadline_s)
+    for split in chosen.splits:
+        item = split_item(hub, split, directory, progress)
+        yield download(hub.client, item, directory, progress, hub.deadline_s)

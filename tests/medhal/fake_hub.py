@@ -2,14 +2,20 @@
 `http.server`): the tree listing (`/api/datasets/<id>/tree/<revision>`), file downloads
 (`/datasets/<id>/resolve/<revision>/<path>`, with HTTP range requests) and assets
 (`/assets/<name>`). Faults a download meets: a connection cut after some bytes, wrong bytes,
-a missing file, a server that ignores range requests. Every request is logged with its
-Range header."""
+a missing file, a server that ignores range requests. A hostile mirror's ways: a listing
+given as raw bytes, `Link: rel=next` pages (to itself, to another host, without end), a file
+streamed without end, one byte at a time with pauses, silence before the answer, a
+redirect elsewhere. Every request is
+logged with its Range header and Authorization header."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
@@ -40,6 +46,14 @@ class Repo:
         return [{"type": "directory", "path": f, "oid": "0" * 40, "size": 0} for f in folders] + entries
 
 
+class QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (as fetch does on a hostile answer) is no error to report."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 @dataclass
 class FakeHub:
     repos: dict[tuple[str, str], Repo] = field(default_factory=dict)
@@ -50,6 +64,18 @@ class FakeHub:
     wrong: set[str] = field(default_factory=set)
     """URL paths answered with other bytes than the file's."""
     ignore_range: set[str] = field(default_factory=set)
+    listing: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    """(dataset id, revision) -> the bytes answered for its file listing, instead of the repo's."""
+    next_link: dict[str, Callable[[str], str | None]] = field(default_factory=dict)
+    """URL path -> (the request's path and query -> the `Link: rel=next` URL to answer, or None)."""
+    endless: set[str] = field(default_factory=set)
+    """URL paths answered with the file and then zeros without end (no Content-Length)."""
+    drip: dict[str, float] = field(default_factory=dict)
+    """URL path -> seconds between the bytes of the answer, sent one at a time."""
+    stall: dict[str, float] = field(default_factory=dict)
+    """URL path -> seconds the server waits, silent, before it answers at all."""
+    redirect: dict[str, str] = field(default_factory=dict)
+    """URL path -> the URL a 302 sends the client to."""
     log: list[tuple[str, str | None]] = field(default_factory=list)
     """(URL path, Range header) of every request."""
     authorization: dict[str, str | None] = field(default_factory=dict)
@@ -69,7 +95,7 @@ class FakeHub:
             if path.startswith(prefix):
                 return repo.files.get(path[len(prefix) :])
             if path == f"/api/datasets/{repo_id}/tree/{revision}":
-                return json.dumps(repo.tree()).encode()
+                return self.listing.get((repo_id, revision)) or json.dumps(repo.tree()).encode()
         return None
 
     def start(self) -> FakeHub:
@@ -84,14 +110,24 @@ class FakeHub:
                 wanted = self.headers.get("Range")
                 hub.log.append((path, wanted))
                 hub.authorization[path] = self.headers.get("Authorization")
+                time.sleep(hub.stall.get(path, 0))
+                if path in hub.redirect:
+                    self.send_response(302)
+                    self.send_header("Location", hub.redirect[path])
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 data = hub.body(path)
+                if path in hub.endless or path in hub.drip:
+                    self.send_slowly(path, data or b"")
+                    return
                 if data is None:
                     self.send_response(404)
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
                 if path in hub.wrong:
-                    data = b"not the pinned bytes " + data[::-1]
+                    data = bytes(b ^ 0x55 for b in data)  # as long as the file, other bytes
                 start = 0
                 if wanted and path not in hub.ignore_range and wanted.startswith("bytes="):
                     start = int(wanted[len("bytes=") :].split("-")[0])
@@ -106,6 +142,9 @@ class FakeHub:
                     self.send_response(200)
                 body = data[start:]
                 self.send_header("Content-Length", str(len(body)))
+                nxt = hub.next_link[path](self.path) if path in hub.next_link else None
+                if nxt is not None:
+                    self.send_header("Link", f'<{nxt}>; rel="next"')
                 self.end_headers()
                 limit = hub.cut.pop(path, None)
                 if limit is not None:
@@ -115,8 +154,30 @@ class FakeHub:
                     return
                 self.wfile.write(body)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+            def send_slowly(self, path: str, data: bytes) -> None:
+                """`data` then zeros without end (`endless`), or `data` a byte at a time (`drip`),
+                until the client goes away."""
+                self.send_response(200)
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                pause = hub.drip.get(path)
+                try:
+                    if pause is None:
+                        self.wfile.write(data)
+                        while True:
+                            self.wfile.write(bytes(1 << 16))
+                    for i in range(len(data)):
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(pause)
+                except OSError:  # the client hung up, as it should
+                    return
+
+        self.server = QuietServer(("127.0.0.1", 0), Handler)
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:
