@@ -1,7 +1,8 @@
 """report.md: a report (the dict `medhal.reports.report.build_report` makes) as Markdown.
 
 Order follows what a reader checks first: is the run whole (a warning block when not),
-the headline figures under every reading convention, published figures beside them,
+the benchmark's headline (first in the summary table), the headline figures under every
+reading convention, published figures beside them,
 the breakdowns, what could not be read, what failed, and where it all came from.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.untrusted import markdown_code, markdown_text
+from medhal.reports.headline import lead_rows, ordered_names
 
 
 class Md(str):
@@ -165,14 +167,20 @@ def label(report: Mapping[str, Any], name: str) -> Md:
     return Md(markdown_text(name))
 
 
+def lead_label(report: Mapping[str, Any], row: Mapping[str, Any]) -> Md:
+    """A headline row's name in the summary table: the paper's name, the statistic's code name
+    beside it as code."""
+    statistic = (report.get("lead") or {}).get("statistic", "accuracy")
+    if statistic == row["label"]:
+        return Md(f"{markdown_text(statistic)} (95% CI)")
+    return Md(f"{markdown_text(row['label'])} ({markdown_code(statistic)}, 95% CI)")
+
+
 def headline_lines(report: Mapping[str, Any], headline: Iterable[str]) -> list[str]:
-    """One row per figure (the macro ones first), one column per reading convention."""
-    names = [n for n in headline if n in report["conventions"][CONVENTIONS[0]]]
-    macro = [
-        k for k in report["conventions"][CONVENTIONS[0]] if k.startswith("macro_") and not k.endswith("_ci")
-    ]
+    """One row per figure (the benchmark's headline first, then the macro ones), one column
+    per reading convention."""
     rows = []
-    for name in dict.fromkeys([*macro, *names]):
+    for name in ordered_names(report, headline):
         cells = []
         for convention in CONVENTIONS:
             figures = report["conventions"][convention]
@@ -267,6 +275,7 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
         ]
     lines += completeness_lines(report)
     summary = [
+        *([lead_label(report, row), figure_with_ci(row["value"], row["ci"])] for row in lead_rows(report)),
         ["n", report["n"]],
         ["errored rollouts", report["n_errors"]],
         ["reading convention of the run", report["convention"]],
