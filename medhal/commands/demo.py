@@ -292,7 +292,14 @@ def summary_lines(reports: list[dict[str, Any]], model: str, substituted: list[s
     from medhal.reports.markdown import figure_with_ci, table
 
     rows = [
-        [r["benchmark"], lead["label"], figure_with_ci(lead["value"], lead["ci"]), lead["n"], lead["n_errors"], lead["parse_rate"]]
+        [
+            r["benchmark"],
+            lead["label"],
+            figure_with_ci(lead["value"], lead["ci"]),
+            lead["n"],
+            lead["n_errors"],
+            lead["parse_rate"],
+        ]
         for r in reports
         for lead in lead_rows(r)
     ]

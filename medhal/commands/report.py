@@ -121,7 +121,9 @@ def lead_lines(report: dict[str, Any], incomplete: bool) -> list[str]:
     mark = " (incomplete run)" if incomplete else ""
     if len(rows) == 1 and rows[0]["group"] is None:
         return [f"{lead_title(report)}{mark}: {figure_with_ci(rows[0]['value'], rows[0]['ci'])}"]
-    cells = [(str(row["group"]), figure_with_ci(row["value"], row["ci"]), f"{row['n']} items") for row in rows]
+    cells = [
+        (str(row["group"]), figure_with_ci(row["value"], row["ci"]), f"{row['n']} items") for row in rows
+    ]
     widths = [max((len(c[i]) for c in cells), default=0) for i in range(3)]
     return [f"{lead_title(report)}{mark}:"] + [
         "  " + "  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)).rstrip() for cell in cells

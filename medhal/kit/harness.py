@@ -324,7 +324,12 @@ class SubprocessCaution(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args if isinstance(record.args, tuple) else ()
-        if isinstance(record.msg, str) and record.msg.startswith(self.CAUTION) and args and args[0] in self.ids:
+        if (
+            isinstance(record.msg, str)
+            and record.msg.startswith(self.CAUTION)
+            and args
+            and args[0] in self.ids
+        ):
             record.msg, record.args = IN_PROCESS, (args[0],)
             record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
         return True

@@ -64,8 +64,47 @@ def scored_by(report: Mapping[str, Any]) -> str:
     return (
         f"Scored by {fmt(environment)} {fmt(version)} "
         f"(medhal {fmt(code.get('medhal', '?'))}, verifiers {fmt(code.get('verifiers', '?'))}), "
-        f"reading convention {markdown_code(report.get('convention'), in_table=False)}."
+        f"reading convention {markdown_code(report.get('convention'), in_table=False)}." + rescored_text(report)
     )
+
+
+def rescored_text(report: Mapping[str, Any]) -> str:
+    """For a run `medhal rescore` wrote: which traces it read again, and the code that had
+    scored them (the provenance's `rescored_from`); else nothing."""
+    found = _first_value(report.get("provenance", {}).get("data"), "rescored_from")
+    if not isinstance(found, dict):
+        return ""
+    code = found.get("code")
+    codes = code if isinstance(code, list) else [code]
+    was = "; ".join(
+        f"{fmt(c.get('environment', '?'))} {fmt(c.get('environment_version', '?'))}"
+        for c in codes
+        if isinstance(c, dict)
+    )
+    return (
+        f" Rescored from {markdown_code(found.get('traces'), in_table=False)} (sha256 "
+        f"{fmt(str(found.get('sha256'))[:12])}…), which {fmt(was) or 'unknown code'} had scored."
+    )
+
+
+def _first_value(value: Any, key: str, depth: int = 4) -> Any:
+    """The value under `key` in the first dict that has it, searching `value` (a provenance
+    block, a dict of them per group, or a list) at most `depth` levels down."""
+    if depth < 0:
+        return None
+    if isinstance(value, dict):
+        if key in value:
+            return value[key]
+        children: list[Any] = list(value.values())
+    elif isinstance(value, list):
+        children = value
+    else:
+        return None
+    for child in children:
+        found = _first_value(child, key, depth - 1)
+        if found is not None:
+            return found
+    return None
 
 
 def count_text(count: int, exact: bool = True) -> str:

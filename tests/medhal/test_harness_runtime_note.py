@@ -38,8 +38,8 @@ def test_the_caution_about_any_other_harness_passes_unchanged(caplog):
     env_logger = logging.getLogger("verifiers.v1.env")
     template = (
         "Harness %r is running in the subprocess runtime on the local system. Local files and settings may "
-        "affect the evaluation; use subprocess only for debugging. Use --harness.runtime.type docker or prime "
-        "for an isolated run."
+        "affect the evaluation; use subprocess only for debugging. Use --harness.runtime.type docker or "
+        "prime for an isolated run."
     )
     with caplog.at_level(logging.INFO, logger="verifiers.v1.env"):
         env_logger.warning(template, "default")

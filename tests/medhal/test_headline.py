@@ -28,7 +28,12 @@ RUNS = {
     # MedHallu: three rows, both items each; every reply "1" (hallucinated): tp 3, predicted 6,
     # positives 3 -> F1 = 2 * 3 / (6 + 3) = 0.667.
     "medhallu": (
-        ["--taskset.dataset-path", str(DEMO / "medhallu/medhallu/demo/pqa_labeled.jsonl"), "--taskset.prompts", "demo"],
+        [
+            "--taskset.dataset-path",
+            str(DEMO / "medhallu/medhallu/demo/pqa_labeled.jsonl"),
+            "--taskset.prompts",
+            "demo",
+        ],
         lambda idx: "1",
     ),
     # Med-HALT: three items of each of the seven sets, every reply "I do not know.": no answer
@@ -43,7 +48,14 @@ RUNS = {
     # CONTRADICT, NEI, INVALID, SUPPORT, CONTRADICT: per component 1, 1, 0, 0, 2/2 -> 3 / 5.
     "medfact-bench": (
         ["--taskset.dataset-path", str(DEMO / "medfact_bench/medfact_bench/demo/medfact_demo.jsonl")],
-        ["<score>2</score>", "<score>-2</score>", "<score>0</score>", "no score", "<score>1</score>", "<score>-1</score>"].__getitem__,
+        [
+            "<score>2</score>",
+            "<score>-2</score>",
+            "<score>0</score>",
+            "no score",
+            "<score>1</score>",
+            "<score>-1</score>",
+        ].__getitem__,
     ),
 }
 HEADLINES = {
@@ -88,7 +100,9 @@ def scored(tmp_path_factory) -> dict[str, tuple[Path, str]]:
             "".join(json.dumps({"idx": i, "reply": reply(i)}) + "\n" for i in task_ids(env_id, options))
         )
         run = root / env_id
-        proc = medhal_main("score", env_id, "--predictions", str(predictions), "-o", str(run), "--no-plots", *options)
+        proc = medhal_main(
+            "score", env_id, "--predictions", str(predictions), "-o", str(run), "--no-plots", *options
+        )
         assert proc.returncode == 0, proc.stderr
         out[env_id] = (run, proc.stdout)
     return out
@@ -116,7 +130,7 @@ def markdown_tables(text: str) -> list[list[list[str]]]:
 @pytest.mark.parametrize("env_id", list(RUNS))
 def test_report_md_leads_its_summary_with_the_headline(scored, env_id):
     run, _ = scored[env_id]
-    name, statistic, _, _ = HEADLINES[env_id]
+    _, statistic, _, _ = HEADLINES[env_id]
     first = markdown_tables((run / "report.md").read_text(encoding="utf-8"))[0]
     assert first[0] == ["figure", "value"]
     rows = expected_rows(env_id)
@@ -138,7 +152,9 @@ def test_the_printed_summary_leads_with_the_headline(scored, env_id):
     assert lines[0].endswith(", offline")  # the title and the model: no figure yet
     if per is None:
         [(_, value)] = expected_rows(env_id)
-        assert re.fullmatch(rf"{re.escape(name)} \(medhal reading\): {value} \[\S+, \S+\]", lines[1]), lines[1]
+        assert re.fullmatch(rf"{re.escape(name)} \(medhal reading\): {value} \[\S+, \S+\]", lines[1]), lines[
+            1
+        ]
     else:
         assert lines[1] == f"{name} per {per} (medhal reading):"
         groups = HEADLINES[env_id][3]
@@ -170,7 +186,14 @@ def test_the_demo_table_leads_each_benchmark_with_its_headline(scored, tmp_path,
     code = summarise(argparse.Namespace(max_error_rate=1.0), reports, [], [], "x", "m", tmp_path, time.time())
     assert code == 0
     expected = [(env_id, label, value) for env_id in RUNS for label, value in expected_rows(env_id)]
-    header = ["benchmark", "headline (as the paper names it)", "value (95% CI)", "items", "errors", "replies read"]
+    header = [
+        "benchmark",
+        "headline (as the paper names it)",
+        "value (95% CI)",
+        "items",
+        "errors",
+        "replies read",
+    ]
     for text in (capsys.readouterr().out, (tmp_path / "report.md").read_text(encoding="utf-8")):
         table = markdown_tables(text)[0]
         assert table[0] == header
@@ -191,7 +214,15 @@ def test_medhal_demo_prints_each_benchmarks_headline_first(endpoint, tmp_path):
     ep = endpoint(lambda body, n: "I do not know.")
     out = tmp_path / "demo"
     proc = run_medhal(
-        "demo", "--base-url", ep.base_url, "--model", "scripted", "--demo-prompts", "-o", str(out), timeout=900
+        "demo",
+        "--base-url",
+        ep.base_url,
+        "--model",
+        "scripted",
+        "--demo-prompts",
+        "-o",
+        str(out),
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     table = markdown_tables(proc.stdout)[0]

@@ -451,7 +451,16 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
         "paper-comparable (complete set, no errors)",
     ]
     # n 5; medhal right 0, 1, 3 -> 3/5; read 0-3 -> 4/5; macro (2/3 + 1/2) / 2 = 7/12 = 0.583
-    assert [first_number(r[1]) for r in rows] == ["0.600", "5", "0", "medhal", "0.600", "0.800", "0.583", "yes"]
+    assert [first_number(r[1]) for r in rows] == [
+        "0.600",
+        "5",
+        "0",
+        "medhal",
+        "0.600",
+        "0.800",
+        "0.583",
+        "yes",
+    ]
 
     header, rows, table = a_table(root, "headline")
     assert header == ["figure", "medhal this run's reading", "authors", "strict"]
@@ -986,8 +995,18 @@ def test_a_combined_page_for_several_reports(clean, messy):
     assert outside_references(root) == []
     assert root.one("h1").text() == "medhal demo <x>"
     header, rows, _ = a_table(root, "combined")
-    assert header == ["benchmark", "headline (as the paper names it)", "value (95% CI)", "items", "errors", "replies read"]
-    assert [[r[0], r[1], *r[3:5]] for r in rows] == [["toy", "accuracy", "5", "0"], ["other", "accuracy", "5", "1"]]
+    assert header == [
+        "benchmark",
+        "headline (as the paper names it)",
+        "value (95% CI)",
+        "items",
+        "errors",
+        "replies read",
+    ]
+    assert [[r[0], r[1], *r[3:5]] for r in rows] == [
+        ["toy", "accuracy", "5", "0"],
+        ["other", "accuracy", "5", "1"],
+    ]
     assert [first_number(r[2]) for r in rows] == ["0.600", "0.200"]
     sections = root.all("section")
     assert [s.attrs["id"] for s in sections] == ["bench-toy", "bench-other"]
