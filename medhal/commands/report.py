@@ -102,8 +102,13 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
         )
     published = report.get("published") or []
     if published:
-        inside = sum(1 for r in published if r.get("inside_ci"))
-        lines.append(f"Published figures: {inside} of {len(published)} inside the run's 95% interval.")
+        with_ci = [r for r in published if r.get("inside_ci") is not None]
+        inside = sum(1 for r in with_ci if r["inside_ci"])
+        kinds = ", ".join(dict.fromkeys(r["kind"] for r in published))
+        lines.append(
+            f"Published figures ({kinds}): {len(published)} beside this run's; {inside} of {len(with_ci)} "
+            "with a value inside the run's 95% interval."
+        )
     lines.append("")
     files = report_files(report)
     lines.append(f"Files in {out}: {', '.join(files)}")

@@ -31,6 +31,7 @@ from importlib import resources
 from typing import Any
 
 from medhal.reports.markdown import (
+    agreement,
     complete_text,
     completeness_problems,
     count_text,
@@ -377,29 +378,36 @@ def headline_table(report: Mapping[str, Any], headline: Iterable[str]) -> str:
 
 
 def published_table(report: Mapping[str, Any]) -> str:
+    """The published points beside the run's figures, each labelled as what it is."""
+    from medhal.reports.published import KINDS
+
+    marks = {
+        "inside CI": '<span class="inside">&#10003; inside</span>',
+        "equal": '<span class="inside">&#10003; equal</span>',
+        "outside CI": '<span class="outside">&#10007; outside</span>',
+        "differs": '<span class="outside">&#10007; differs</span>',
+    }
     rows = []
     for r in report["published"]:
-        inside = r.get("inside_ci")
-        mark = Markup(
-            '<span class="inside">&#10003; inside</span>'
-            if inside
-            else '<span class="outside">&#10007; outside</span>'
-        )
+        agrees = agreement(r)
         rows.append(
             [
+                r["kind"],
                 r["model"],
                 r["statistic"],
                 r.get("group") or "all",
+                r["reading"],
                 r["published"],
                 figure_cell(r.get("run"), r.get("run_ci")),
-                mark,
+                Markup(marks.get(agrees, esc(agrees))),
                 r["source"],
             ]
         )
+    kinds = "; ".join(f"{kind}: {KINDS[kind]}" for kind in dict.fromkeys(r["kind"] for r in report["published"]))
     return table(
-        ["model", "statistic", "group", "published", "this run (95% CI)", "published value vs CI", "source"],
+        ["kind", "model", "statistic", "group", "reading", "published", "this run (95% CI)", "agrees", "source"],
         rows,
-        "Same setting; the run's value under the authors' reading",
+        f"Same setting; the run's value under each point's reading. {kinds}.",
         name="published",
     )
 

@@ -241,30 +241,49 @@ def headline_lines(report: Mapping[str, Any], headline: Iterable[str]) -> list[s
 
 
 def published_lines(report: Mapping[str, Any]) -> list[str]:
+    """The published points of the run's setting beside its own figures, each labelled as
+    what it is (the paper, a replication, a baseline, another suite's protocol)."""
     rows = report.get("published") or []
     if not rows:
         return []
+    from medhal.reports.published import KINDS
+
+    kinds = dict.fromkeys(r["kind"] for r in rows)
     return [
-        "### Published figures (same setting; the run's value under the authors' reading)",
+        "### Published figures (same setting), beside this run's",
         "",
         *table(
-            ["model", "statistic", "group", "published", "this run", "95% CI", "inside CI", "source"],
+            ["kind", "model", "statistic", "group", "reading", "published", "this run", "95% CI", "agrees", "source"],
             [
                 [
+                    r["kind"],
                     r["model"],
                     r["statistic"],
                     r["group"] or "all",
+                    r["reading"],
                     r["published"],
                     r["run"],
                     r["run_ci"],
-                    r["inside_ci"],
+                    agreement(r),
                     r["source"],
                 ]
                 for r in rows
             ],
         ),
         "",
+        *(f"- {kind}: {KINDS[kind]}." for kind in kinds),
+        "",
     ]
+
+
+def agreement(row: Mapping[str, Any]) -> str:
+    """Whether a published value agrees with the run's: inside or outside its interval, the
+    same count or not; a dash when there is nothing to compare."""
+    if row.get("inside_ci") is not None:
+        return "inside CI" if row["inside_ci"] else "outside CI"
+    if row.get("equal") is not None:
+        return "equal" if row["equal"] else "differs"
+    return "—"
 
 
 def figure_names(groups: Iterable[Mapping[str, Any]]) -> list[str]:

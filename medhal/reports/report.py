@@ -44,6 +44,8 @@ from medhal.kit.outcomes import READINGS, correct_key, parsed_key
 from medhal.reports.headline import ACCURACY, Lead, lead_block
 from medhal.reports.items import ItemLog
 from medhal.reports.published import Published
+from medhal.reports.published import run_options as run_options
+from medhal.reports.published import comparison as published_comparison
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.shards import parse_shard
 from medhal.reports.traces import (
@@ -1016,63 +1018,11 @@ def complete_groups(report: Mapping[str, Any], spec: ReportSpec) -> list[str]:
     ]
 
 
-def run_options(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The taskset options of the run, from its provenance."""
-    data = report.get("provenance", {}).get("data")
-    records = [data] if isinstance(data, dict) and "options" in data else []
-    if not records and isinstance(data, dict):
-        records = [v for v in data.values() if isinstance(v, dict)]
-    if isinstance(data, list):
-        records = [v for v in data if isinstance(v, dict)]
-    for record in records:
-        if isinstance(record.get("options"), dict):
-            return dict(record["options"])
-    return {}
-
-
-def published_comparison(report: Mapping[str, Any], spec: ReportSpec) -> list[dict[str, Any]]:
-    """Published figures of the run's setting beside the run's own value under the authors'
-    reading, with its interval and whether the published value lies inside it. A figure for
-    the whole benchmark needs a paper-comparable run; a figure for one group (a test set)
-    needs that group complete (`complete_groups`): anything else is not comparable."""
-    if report.get("demo_prompts"):
-        return []
-    options = run_options(report)
-    complete = set(report.get("complete_groups", []))
-    rows = []
-    for figure in spec.published:
-        if not figure.matches(options):
-            continue
-        if figure.group:
-            if figure.group not in complete:
-                continue
-            figures = report["groups"][spec.macro_field or ""][figure.group]["conventions"]["authors"]
-        elif report.get("paper_comparable"):
-            figures = report["conventions"]["authors"]
-        else:
-            continue
-        value = figures.get(figure.statistic)
-        interval = figures.get(f"{figure.statistic}_ci")
-        rows.append(
-            {
-                "model": figure.model,
-                "statistic": figure.statistic,
-                "group": figure.group,
-                "published": figure.value,
-                "run": value,
-                "run_ci": interval,
-                "inside_ci": bool(interval and interval[0] <= figure.value <= interval[1]),
-                "source": figure.source,
-            }
-        )
-    return rows
-
-
 def _group_intervals(spec: ReportSpec, fld: str, own: str) -> set[str]:
     """The `convention:statistic` figures of a group of `fld` given with an interval: the
-    statistics published for a group, under the authors' reading (the one published figures
-    are compared with), and the headline when the benchmark gives it per group of `fld`."""
-    wanted = {f"authors:{p.statistic}" for p in spec.published if p.group}
+    statistics published for a group, under the reading each is compared under, and the
+    headline when the benchmark gives it per group of `fld`."""
+    wanted = {f"{p.reading}:{p.statistic}" for p in spec.published if p.group and p.group in spec.macro_groups}
     if spec.lead.per == fld:
         wanted.add(f"{own}:{spec.lead.statistic}")
     return wanted

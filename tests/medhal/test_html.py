@@ -527,19 +527,41 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
 def test_published_figures_are_marked_inside_or_outside_the_runs_interval(clean):
     header, rows, _ = a_table(parse(report_html(clean, {})), "published")
     assert header == [
+        "kind",
         "model",
         "statistic",
         "group",
+        "reading",
         "published",
         "this run (95% CI)",
-        "published value vs CI",
+        "agrees",
         "source",
     ]
     # authors' reading: part a right 3 of 3 -> 1.000 [1.000, 1.000], contains 1.0;
     # part b right 0 of 2 -> 0.000 [0.000, 0.000], excludes 0.1
     assert rows == [
-        ["Paper model", "accuracy", "a", "1.000", "1.000 [1.000, 1.000]", "✓ inside", "Toy paper, Table 2"],
-        ["Paper model", "accuracy", "b", "0.100", "0.000 [0.000, 0.000]", "✗ outside", "Toy paper, Table 2"],
+        [
+            "paper",
+            "Paper model",
+            "accuracy",
+            "a",
+            "authors",
+            "1.000",
+            "1.000 [1.000, 1.000]",
+            "✓ inside",
+            "Toy paper, Table 2",
+        ],
+        [
+            "paper",
+            "Paper model",
+            "accuracy",
+            "b",
+            "authors",
+            "0.100",
+            "0.000 [0.000, 0.000]",
+            "✗ outside",
+            "Toy paper, Table 2",
+        ],
     ]
 
 
