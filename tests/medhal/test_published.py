@@ -111,9 +111,7 @@ def test_a_medfact_run_of_the_replications_setting_shows_its_points_labelled(tmp
         "| kind | model | statistic | group | reading | published | this run | 95% CI | agrees | source |"
         in text
     )
-    assert (
-        "| replication | gold labels | support | SUPPORT | authors | 10118 | 10118 | — | equal |" in text
-    )
+    assert "| replication | gold labels | support | SUPPORT | authors | 10118 | 10118 | — | equal |" in text
     assert f"- replication: {KINDS['replication']}." in text and f"- baseline: {KINDS['baseline']}." in text
 
 
