@@ -217,6 +217,8 @@ def test_an_eval_run_with_several_rollouts_keeps_each_rollout(tmp_path, endpoint
     report = json.loads((tmp_path / "new" / "report.json").read_text())
     assert report["complete"] and report["rollouts"]["per_task"] == 2
     assert report["rollouts"]["source"] == "config.toml"
+    # The printed summary counts tasks and rollouts apart (it said "12 of 6 tasks, each once").
+    assert "Complete: 6 of 6 tasks x 2 rollouts (12 traces), one provenance." in proc.stdout.splitlines()
     assert json.loads((tmp_path / "new" / "comparison.json").read_text())["n_changed"] == 0
 
 
