@@ -35,7 +35,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The `medhal` parser: each command module registers its own subcommands."""
-    from medhal.commands import demo, fetch, repair, report, reproduce, score, serve
+    from medhal.commands import demo, fetch, repair, report, reproduce, rescore, score, serve
 
     parser = OneLineParser(
         prog="medhal", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
         dest="command", required=True, parser_class=OneLineParser
     )
-    for command in (report, score, serve, reproduce, demo, repair, fetch):
+    for command in (report, score, rescore, serve, reproduce, demo, repair, fetch):
         command.add_parser(sub)
     return parser
 

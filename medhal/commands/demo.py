@@ -286,14 +286,24 @@ def summarise(
 
 
 def summary_lines(reports: list[dict[str, Any]], model: str, substituted: list[str]) -> list[str]:
-    from medhal.reports.markdown import figure_with_ci, fmt
+    """The demo's table, each benchmark's headline first (a row per group for a per-group
+    headline, Med-HALT's per test set), then the words around it."""
+    from medhal.reports.headline import DEMO_COLUMNS, lead_rows
+    from medhal.reports.markdown import figure_with_ci, table
 
-    lines = ["| benchmark | items | errors | accuracy (95% CI) | parse rate |", "|---|---|---|---|---|"]
-    for r in reports:
-        accuracy = figure_with_ci(r["micro_accuracy"], r["micro_accuracy_ci"])
-        lines.append(
-            f"| {r['benchmark']} | {r['n']} | {r['n_errors']} | {accuracy} | {fmt(r['parse_rate'])} |"
-        )
+    rows = [
+        [
+            r["benchmark"],
+            lead["label"],
+            figure_with_ci(lead["value"], lead["ci"]),
+            lead["n"],
+            lead["n_errors"],
+            lead["parse_rate"],
+        ]
+        for r in reports
+        for lead in lead_rows(r)
+    ]
+    lines = table(DEMO_COLUMNS, rows)
     lines.append("")
     lines.append(
         f"The demo proves the pipeline runs end to end with {model}; on a handful of rows written by "

@@ -59,23 +59,24 @@ def report_files(report: dict[str, Any]) -> list[str]:
 
 
 def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
-    """What a terminal shows of a report (about 20 lines): the run, whether it is whole,
-    the headline figures under the three reading conventions, and where the files are.
-    Texts from the traces (title, model names) are shown with control characters made
-    visible."""
+    """What a terminal shows of a report (about 20 lines): the run, the benchmark's
+    headline, whether the run is whole, the headline figures under the three reading
+    conventions, and where the files are. Texts from the traces (title, model names) are
+    shown with control characters made visible."""
     from medhal.kit.replies import CONVENTIONS
     from medhal.reports.html import clean, headline_names
-    from medhal.reports.markdown import completeness_problems, figure_with_ci, fmt
+    from medhal.reports.markdown import complete_text, completeness_problems, figure_with_ci, fmt
 
     models = ", ".join(clean(str(m)) for m in report.get("provenance", {}).get("models") or {})
-    lines = [f"{clean(report['title'])}: {report['n']} rollouts" + (f" of {models}" if models else "")]
+    lines = [clean(report["title"]) + (f", {models}" if models else "")]
     if report.get("demo_prompts"):
         lines.append("DEMO PROMPTS: a pipeline check, not benchmark results.")
     problems = completeness_problems(report)
+    lines += lead_lines(report, bool(problems))
     if problems:
         lines.append("INCOMPLETE: " + "; ".join(problems) + ".")
     else:
-        lines.append(f"Complete: {report['n']} of {report['n_expected']} tasks, each once, one provenance.")
+        lines.append(complete_text(report))
     own = report.get("convention")
     lines.append(
         f"Errored rollouts: {report['n_errors']}; unreadable replies ({own} reading): "
@@ -101,13 +102,37 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
         )
     published = report.get("published") or []
     if published:
-        inside = sum(1 for r in published if r.get("inside_ci"))
-        lines.append(f"Published figures: {inside} of {len(published)} inside the run's 95% interval.")
+        with_ci = [r for r in published if r.get("inside_ci") is not None]
+        inside = sum(1 for r in with_ci if r["inside_ci"])
+        kinds = ", ".join(dict.fromkeys(r["kind"] for r in published))
+        lines.append(
+            f"Published figures ({kinds}): {len(published)} beside this run's; {inside} of {len(with_ci)} "
+            "with a value inside the run's 95% interval."
+        )
     lines.append("")
     files = report_files(report)
     lines.append(f"Files in {out}: {', '.join(files)}")
     lines.append("report.html shows every item; the whole report on the terminal: medhal report --print RUN")
     return lines
+
+
+def lead_lines(report: dict[str, Any], incomplete: bool) -> list[str]:
+    """The benchmark's headline on the terminal: one line for one figure, or a line per
+    group under a title line for a per-group headline; marked when the run is not whole."""
+    from medhal.reports.headline import lead_rows, lead_title
+    from medhal.reports.markdown import figure_with_ci
+
+    rows = lead_rows(report)
+    mark = " (incomplete run)" if incomplete else ""
+    if len(rows) == 1 and rows[0]["group"] is None:
+        return [f"{lead_title(report)}{mark}: {figure_with_ci(rows[0]['value'], rows[0]['ci'])}"]
+    cells = [
+        (str(row["group"]), figure_with_ci(row["value"], row["ci"]), f"{row['n']} items") for row in rows
+    ]
+    widths = [max((len(c[i]) for c in cells), default=0) for i in range(3)]
+    return [f"{lead_title(report)}{mark}:"] + [
+        "  " + "  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)).rstrip() for cell in cells
+    ]
 
 
 def gate(reports: list[dict[str, Any]], max_error_rate: float, allow_incomplete: bool) -> int:

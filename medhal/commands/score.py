@@ -7,17 +7,17 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
 from medhal.commands.report import add_max_error_rate, gate, summary_lines
 from medhal.kit.files import StagedFiles
-from medhal.kit.options import parse_taskset_options, taskset_config
+from medhal.kit.options import parse_taskset_options
 from medhal.reports.registry import report_spec
 from medhal.reports.report_files import build_report_of, read_runs, render
 
 
 def cmd_score(ns: argparse.Namespace) -> int:
-    from medhal.kit.lines import taskset_class
-    from medhal.kit.predictions import read_predictions, score_tasks, write_traces, written_by_score
+    from medhal.kit.predictions import read_predictions, score_tasks, select_run_tasks, written_by_score
 
     traces_path = ns.output / "traces.jsonl"
     if traces_path.exists() and not ns.overwrite and not written_by_score(traces_path):
@@ -29,21 +29,15 @@ def cmd_score(ns: argparse.Namespace) -> int:
     if ns.dataset_path is not None:
         options["dataset_path"] = str(ns.dataset_path)
     report_spec(ns.env_id)  # an unknown environment is one line, before anything loads
-    config = taskset_config(ns.env_id, options)
-    tasks = taskset_class(ns.env_id)(config).select()
+    tasks = select_run_tasks(ns.env_id, options)
     replies = read_predictions(ns.predictions, {t.data.idx for t in tasks})
     traces = asyncio.run(score_tasks(tasks, replies, ns.model))
     # The traces and their report land together or not at all: a failure while reporting
     # leaves the previous traces and report as they were.
     with StagedFiles() as staged:
-        staged_traces = write_traces(traces, ns.output, staged)
-        runs = read_runs([staged_traces], ns.output, ns.env_id)
-        for run, _ in runs:
-            run.path = str(traces_path)
-        reports = [build_report_of(run, ns.output) for run, _ in runs]
-        for name, content in render(reports[0], not ns.no_plots, runs[0][0].view).items():
-            staged.write(ns.output / name, content)
+        report, _ = stage_scored_run(traces, ns.output, ns.env_id, not ns.no_plots, staged)
         staged.commit()
+    reports = [report]
     missing = len(tasks) - len(replies)
     if missing:
         print(
@@ -57,6 +51,24 @@ def cmd_score(ns: argparse.Namespace) -> int:
     else:
         print("\n".join(summary_lines(reports[0], ns.output)))
     return gate(reports, ns.max_error_rate, allow_incomplete=True)
+
+
+def stage_scored_run(
+    traces: list[Any], out: Path, env_id: str, plots: bool, staged: StagedFiles, rollouts: int | None = None
+) -> tuple[dict[str, Any], Path]:
+    """Stage `out/traces.jsonl` and the report made from it (`staged` commits them with the
+    caller's other files, or drops them all): the report, and the staged traces (readable
+    until the commit). `rollouts`: rollouts per task the run asked for, when known."""
+    from medhal.kit.predictions import write_traces
+
+    staged_traces = write_traces(traces, out, staged)
+    [(run, _)] = read_runs([staged_traces], out, env_id)
+    run.path = str(out / "traces.jsonl")
+    run.expect_rollouts(rollouts)
+    report = build_report_of(run, out)
+    for name, content in render(report, plots, run.view).items():
+        staged.write(out / name, content)
+    return report, staged_traces
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

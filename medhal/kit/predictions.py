@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import verifiers.v1 as vf
 
@@ -90,11 +91,25 @@ def _short(value: object) -> str:
     return text if len(text) <= 80 else f"{text[:77]}..."
 
 
-def _missing(task: vf.Task) -> vf.Trace:
+def failed_trace(task: vf.Task, kind: str, message: str) -> vf.Trace:
+    """The trace of a rollout of `task` that failed with no reply: one error of type `kind`."""
     trace = reply_trace(task, None)
-    record_error(trace, LookupError(f"no prediction for idx {task.data.idx}"))
-    trace.errors[-1].type = "MissingPrediction"
+    record_error(trace, LookupError(message))
+    trace.errors[-1].type = kind
     trace.errors[-1].traceback = None
+    return trace
+
+
+def _missing(task: vf.Task) -> vf.Trace:
+    return failed_trace(task, "MissingPrediction", f"no prediction for idx {task.data.idx}")
+
+
+def offline_trace(trace: vf.Trace, model: str) -> vf.Trace:
+    """`trace` marked as made outside a rollout: the offline agent with `model`, the verifiers
+    version installed, completed."""
+    trace.agent = offline_agent(model)
+    trace.verifiers = vf.VersionInfo(version=vf_version())
+    trace.is_completed = True
     return trace
 
 
@@ -102,12 +117,21 @@ async def score_tasks(tasks: list[vf.Task], replies: dict[int, str], model: str)
     async def one(task: vf.Task) -> vf.Trace:
         reply = replies.get(task.data.idx)
         trace = _missing(task) if reply is None else await score_reply(task, reply)
-        trace.agent = offline_agent(model)
-        trace.verifiers = vf.VersionInfo(version=vf_version())
-        trace.is_completed = True
-        return trace
+        return offline_trace(trace, model)
 
     return list(await asyncio.gather(*(one(t) for t in tasks)))
+
+
+def select_run_tasks(
+    env_id: str, options: dict[str, Any], num_tasks: int | None = None, shuffle: bool = False
+) -> list[vf.Task]:
+    """The tasks a run of `env_id` with these taskset options selects (`eval -n num_tasks
+    [-s]`), in its order; the options are validated by the environment's own config."""
+    from medhal.kit.lines import select_tasks, taskset_class
+    from medhal.kit.options import taskset_config
+
+    config = taskset_config(env_id, options)
+    return select_tasks(taskset_class(env_id)(config), num_tasks, shuffle)
 
 
 def vf_version() -> str:

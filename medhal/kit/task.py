@@ -138,7 +138,9 @@ def reply_trace(task: vf.Task, reply: str | None) -> vf.Trace:
     return new_trace(task, nodes)
 
 
-async def score_reply(task: vf.Task, reply: str) -> vf.Trace:
+async def score_reply(task: vf.Task, reply: str | None) -> vf.Trace:
+    """The trace of a rollout of `task` that answered `reply` (None: no reply at all), scored
+    by the task's own scoring, as a live rollout is."""
     trace = reply_trace(task, reply)
     await task.score(trace)
     trace.stop("agent_completed")

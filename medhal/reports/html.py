@@ -31,6 +31,7 @@ from importlib import resources
 from typing import Any
 
 from medhal.reports.markdown import (
+    agreement,
     complete_text,
     completeness_problems,
     count_text,
@@ -41,6 +42,7 @@ from medhal.reports.markdown import (
 )
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.untrusted import html_text, printable
+from medhal.reports.headline import DEMO_COLUMNS, lead_rows, ordered_names
 
 READING_NOTES = {
     "medhal": "what a careful human reads",
@@ -315,6 +317,7 @@ def summary_table(report: Mapping[str, Any]) -> str:
         return Markup(str(figure_cell(value, interval)))
 
     rows: list[list[Any]] = [
+        *([lead_label(report, row), left(row["value"], row["ci"])] for row in lead_rows(report)),
         ["n", left(report["n"])],
         ["errored rollouts", left(report["n_errors"])],
         ["reading convention of the run", report["convention"]],
@@ -332,12 +335,18 @@ def summary_table(report: Mapping[str, Any]) -> str:
     return table(["figure", "value"], rows, name="summary")
 
 
+def lead_label(report: Mapping[str, Any], row: Mapping[str, Any]) -> Markup:
+    """A headline row's name in the summary table, the statistic's code name beside it."""
+    statistic = (report.get("lead") or {}).get("statistic", "accuracy")
+    if statistic == row["label"]:
+        return Markup(f"{esc(statistic)} (95% CI)")
+    return Markup(f"{esc(row['label'])} (<code>{esc(statistic)}</code>, 95% CI)")
+
+
 def headline_names(report: Mapping[str, Any], headline: Iterable[str]) -> list[str]:
-    """The macro figures, then the headline statistics the report has (report.md's order)."""
-    first = report["conventions"][CONVENTIONS[0]]
-    macro = [k for k in first if k.startswith("macro_") and not k.endswith("_ci")]
-    names = [n for n in headline if n in first and n not in macro]
-    return list(dict.fromkeys([*macro, *names]))
+    """The benchmark's headline, the macro figures, then the other headline statistics the
+    report has (report.md's order)."""
+    return ordered_names(report, headline)
 
 
 def headline_table(report: Mapping[str, Any], headline: Iterable[str]) -> str:
@@ -369,29 +378,36 @@ def headline_table(report: Mapping[str, Any], headline: Iterable[str]) -> str:
 
 
 def published_table(report: Mapping[str, Any]) -> str:
+    """The published points beside the run's figures, each labelled as what it is."""
+    from medhal.reports.published import KINDS
+
+    marks = {
+        "inside CI": '<span class="inside">&#10003; inside</span>',
+        "equal": '<span class="inside">&#10003; equal</span>',
+        "outside CI": '<span class="outside">&#10007; outside</span>',
+        "differs": '<span class="outside">&#10007; differs</span>',
+    }
     rows = []
     for r in report["published"]:
-        inside = r.get("inside_ci")
-        mark = Markup(
-            '<span class="inside">&#10003; inside</span>'
-            if inside
-            else '<span class="outside">&#10007; outside</span>'
-        )
+        agrees = agreement(r)
         rows.append(
             [
+                r["kind"],
                 r["model"],
                 r["statistic"],
                 r.get("group") or "all",
+                r["reading"],
                 r["published"],
                 figure_cell(r.get("run"), r.get("run_ci")),
-                mark,
+                Markup(marks.get(agrees, esc(agrees))),
                 r["source"],
             ]
         )
+    kinds = "; ".join(f"{kind}: {KINDS[kind]}" for kind in dict.fromkeys(r["kind"] for r in report["published"]))
     return table(
-        ["model", "statistic", "group", "published", "this run (95% CI)", "published value vs CI", "source"],
+        ["kind", "model", "statistic", "group", "reading", "published", "this run (95% CI)", "agrees", "source"],
         rows,
-        "Same setting; the run's value under the authors' reading",
+        f"Same setting; the run's value under each point's reading. {kinds}.",
         name="published",
     )
 
@@ -611,24 +627,28 @@ def _provenance(provenance: Mapping[str, Any]) -> str:
 
 def combined_html(title: str, lines: Sequence[str], reports: Sequence[Mapping[str, Any]], links: Sequence[str]) -> str:
     """One page for several reports (the demo's): `lines` of introduction, a table of every
-    report's n, errors, accuracy and parse rate, then each report's header, warnings, summary
+    report's headline (a row per group for a per-group headline) with its items, errors and
+    parse rate, then each report's header, warnings, summary
     and headline figures, with a link to its own report.html (`links`, relative paths) for
     the breakdowns and the items."""
     rows = []
-    for report, link in zip(reports, links, strict=True):
-        rows.append(
-            [
-                Markup(f'<a href="#{esc(_slug("bench-" + report["benchmark"]))}">{esc(report["benchmark"])}</a>'),
-                report["n"],
-                report["n_errors"],
-                figure_cell(report["micro_accuracy"], report.get("micro_accuracy_ci")),
-                report["parse_rate"],
-            ]
-        )
+    for report in reports:
+        anchor = Markup(f'<a href="#{esc(_slug("bench-" + report["benchmark"]))}">{esc(report["benchmark"])}</a>')
+        for lead in lead_rows(report):
+            rows.append(
+                [
+                    anchor,
+                    lead["label"],
+                    figure_cell(lead["value"], lead["ci"]),
+                    lead["n"],
+                    lead["n_errors"],
+                    lead["parse_rate"],
+                ]
+            )
     parts = [
         f"<header><h1>{esc(title)}</h1></header>",
         *(f"<p>{esc(line)}</p>" for line in lines if line.strip()),
-        table(["benchmark", "items", "errors", "accuracy (95% CI)", "parse rate"], rows, name="combined"),
+        table(DEMO_COLUMNS, rows, name="combined"),
     ]
     for report, link in zip(reports, links, strict=True):
         headline = report.get("headline") or ("accuracy",)

@@ -1,7 +1,8 @@
 """report.md: a report (the dict `medhal.reports.report.build_report` makes) as Markdown.
 
 Order follows what a reader checks first: is the run whole (a warning block when not),
-the headline figures under every reading convention, published figures beside them,
+the benchmark's headline (first in the summary table), the headline figures under every
+reading convention, published figures beside them,
 the breakdowns, what could not be read, what failed, and where it all came from.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.untrusted import markdown_code, markdown_text
+from medhal.reports.headline import lead_rows, ordered_names
 
 
 class Md(str):
@@ -62,8 +64,47 @@ def scored_by(report: Mapping[str, Any]) -> str:
     return (
         f"Scored by {fmt(environment)} {fmt(version)} "
         f"(medhal {fmt(code.get('medhal', '?'))}, verifiers {fmt(code.get('verifiers', '?'))}), "
-        f"reading convention {markdown_code(report.get('convention'), in_table=False)}."
+        f"reading convention {markdown_code(report.get('convention'), in_table=False)}." + rescored_text(report)
     )
+
+
+def rescored_text(report: Mapping[str, Any]) -> str:
+    """For a run `medhal rescore` wrote: which traces it read again, and the code that had
+    scored them (the provenance's `rescored_from`); else nothing."""
+    found = _first_value(report.get("provenance", {}).get("data"), "rescored_from")
+    if not isinstance(found, dict):
+        return ""
+    code = found.get("code")
+    codes = code if isinstance(code, list) else [code]
+    was = "; ".join(
+        f"{fmt(c.get('environment', '?'))} {fmt(c.get('environment_version', '?'))}"
+        for c in codes
+        if isinstance(c, dict)
+    )
+    return (
+        f" Rescored from {markdown_code(found.get('traces'), in_table=False)} (sha256 "
+        f"{fmt(str(found.get('sha256'))[:12])}…), which {fmt(was) or 'unknown code'} had scored."
+    )
+
+
+def _first_value(value: Any, key: str, depth: int = 4) -> Any:
+    """The value under `key` in the first dict that has it, searching `value` (a provenance
+    block, a dict of them per group, or a list) at most `depth` levels down."""
+    if depth < 0:
+        return None
+    if isinstance(value, dict):
+        if key in value:
+            return value[key]
+        children: list[Any] = list(value.values())
+    elif isinstance(value, list):
+        children = value
+    else:
+        return None
+    for child in children:
+        found = _first_value(child, key, depth - 1)
+        if found is not None:
+            return found
+    return None
 
 
 def count_text(count: int, exact: bool = True) -> str:
@@ -165,14 +206,20 @@ def label(report: Mapping[str, Any], name: str) -> Md:
     return Md(markdown_text(name))
 
 
+def lead_label(report: Mapping[str, Any], row: Mapping[str, Any]) -> Md:
+    """A headline row's name in the summary table: the paper's name, the statistic's code name
+    beside it as code."""
+    statistic = (report.get("lead") or {}).get("statistic", "accuracy")
+    if statistic == row["label"]:
+        return Md(f"{markdown_text(statistic)} (95% CI)")
+    return Md(f"{markdown_text(row['label'])} ({markdown_code(statistic)}, 95% CI)")
+
+
 def headline_lines(report: Mapping[str, Any], headline: Iterable[str]) -> list[str]:
-    """One row per figure (the macro ones first), one column per reading convention."""
-    names = [n for n in headline if n in report["conventions"][CONVENTIONS[0]]]
-    macro = [
-        k for k in report["conventions"][CONVENTIONS[0]] if k.startswith("macro_") and not k.endswith("_ci")
-    ]
+    """One row per figure (the benchmark's headline first, then the macro ones), one column
+    per reading convention."""
     rows = []
-    for name in dict.fromkeys([*macro, *names]):
+    for name in ordered_names(report, headline):
         cells = []
         for convention in CONVENTIONS:
             figures = report["conventions"][convention]
@@ -194,30 +241,49 @@ def headline_lines(report: Mapping[str, Any], headline: Iterable[str]) -> list[s
 
 
 def published_lines(report: Mapping[str, Any]) -> list[str]:
+    """The published points of the run's setting beside its own figures, each labelled as
+    what it is (the paper, a replication, a baseline, another suite's protocol)."""
     rows = report.get("published") or []
     if not rows:
         return []
+    from medhal.reports.published import KINDS
+
+    kinds = dict.fromkeys(r["kind"] for r in rows)
     return [
-        "### Published figures (same setting; the run's value under the authors' reading)",
+        "### Published figures (same setting), beside this run's",
         "",
         *table(
-            ["model", "statistic", "group", "published", "this run", "95% CI", "inside CI", "source"],
+            ["kind", "model", "statistic", "group", "reading", "published", "this run", "95% CI", "agrees", "source"],
             [
                 [
+                    r["kind"],
                     r["model"],
                     r["statistic"],
                     r["group"] or "all",
+                    r["reading"],
                     r["published"],
                     r["run"],
                     r["run_ci"],
-                    r["inside_ci"],
+                    agreement(r),
                     r["source"],
                 ]
                 for r in rows
             ],
         ),
         "",
+        *(f"- {kind}: {KINDS[kind]}." for kind in kinds),
+        "",
     ]
+
+
+def agreement(row: Mapping[str, Any]) -> str:
+    """Whether a published value agrees with the run's: inside or outside its interval, the
+    same count or not; a dash when there is nothing to compare."""
+    if row.get("inside_ci") is not None:
+        return "inside CI" if row["inside_ci"] else "outside CI"
+    if row.get("equal") is not None:
+        return "equal" if row["equal"] else "differs"
+    return "—"
 
 
 def figure_names(groups: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -267,6 +333,7 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
         ]
     lines += completeness_lines(report)
     summary = [
+        *([lead_label(report, row), figure_with_ci(row["value"], row["ci"])] for row in lead_rows(report)),
         ["n", report["n"]],
         ["errored rollouts", report["n_errors"]],
         ["reading convention of the run", report["convention"]],

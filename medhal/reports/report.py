@@ -41,8 +41,11 @@ import numpy as np
 
 from medhal.reports import metrics as m
 from medhal.kit.outcomes import READINGS, correct_key, parsed_key
+from medhal.reports.headline import ACCURACY, Lead, lead_block
 from medhal.reports.items import ItemLog
 from medhal.reports.published import Published
+from medhal.reports.published import run_options as run_options
+from medhal.reports.published import comparison as published_comparison
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.shards import parse_shard
 from medhal.reports.traces import (
@@ -142,7 +145,11 @@ class ReportSpec:
     """Figures reported, by name, as functions of column totals (accuracy, parse_rate and
     error_rate are always reported)."""
     headline: tuple[str, ...] = ("accuracy",)
-    """Statistics shown for every convention, with intervals, at the top of a report."""
+    """Statistics shown for every convention, with intervals, in the table by reading
+    convention."""
+    lead: Lead = ACCURACY
+    """The benchmark's headline as its paper reports it, shown first everywhere
+    (`medhal.reports.headline`)."""
     group_fields: tuple[str, ...] = ()
     """TaskData fields to break results down by."""
     macro_field: str | None = None
@@ -892,9 +899,7 @@ def build_report(run: Run) -> dict[str, Any]:
     overall["n_errors"] = int(counts[CONVENTIONS.index(own) * len(spec.columns.names) + spec.columns["error"]])
     groups = {
         fld: {
-            value: _group_figures(
-                sums, statistics, len(spec.columns.names), own, {p.statistic for p in spec.published if p.group}
-            )
+            value: _group_figures(sums, statistics, len(spec.columns.names), own, _group_intervals(spec, fld, own))
             for value, sums in sorted(values.items(), key=lambda kv: _group_order(spec, fld, kv[0]))
         }
         for fld, values in run.groups.items()
@@ -944,7 +949,7 @@ def _convention_figures(
     groups present."""
     spec = run.spec
     width = len(spec.columns.names)
-    with_ci = {"accuracy", *spec.headline}
+    with_ci = {"accuracy", *spec.headline, spec.lead.statistic}
     assert run.overall is not None
     table = run.overall
     counts = table.totals() if len(table) else np.zeros(table.width)
@@ -997,6 +1002,7 @@ def _add_details(report: dict[str, Any], run: Run) -> None:
     report["published"] = published_comparison(report, spec)
     report["notes"] = list(spec.notes)
     report["figure_labels"] = figure_labels(spec)
+    report["lead"] = lead_block(report, spec.lead)
 
 
 def complete_groups(report: Mapping[str, Any], spec: ReportSpec) -> list[str]:
@@ -1012,70 +1018,28 @@ def complete_groups(report: Mapping[str, Any], spec: ReportSpec) -> list[str]:
     ]
 
 
-def run_options(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The taskset options of the run, from its provenance."""
-    data = report.get("provenance", {}).get("data")
-    records = [data] if isinstance(data, dict) and "options" in data else []
-    if not records and isinstance(data, dict):
-        records = [v for v in data.values() if isinstance(v, dict)]
-    if isinstance(data, list):
-        records = [v for v in data if isinstance(v, dict)]
-    for record in records:
-        if isinstance(record.get("options"), dict):
-            return dict(record["options"])
-    return {}
-
-
-def published_comparison(report: Mapping[str, Any], spec: ReportSpec) -> list[dict[str, Any]]:
-    """Published figures of the run's setting beside the run's own value under the authors'
-    reading, with its interval and whether the published value lies inside it. A figure for
-    the whole benchmark needs a paper-comparable run; a figure for one group (a test set)
-    needs that group complete (`complete_groups`): anything else is not comparable."""
-    if report.get("demo_prompts"):
-        return []
-    options = run_options(report)
-    complete = set(report.get("complete_groups", []))
-    rows = []
-    for figure in spec.published:
-        if not figure.matches(options):
-            continue
-        if figure.group:
-            if figure.group not in complete:
-                continue
-            figures = report["groups"][spec.macro_field or ""][figure.group]["conventions"]["authors"]
-        elif report.get("paper_comparable"):
-            figures = report["conventions"]["authors"]
-        else:
-            continue
-        value = figures.get(figure.statistic)
-        interval = figures.get(f"{figure.statistic}_ci")
-        rows.append(
-            {
-                "model": figure.model,
-                "statistic": figure.statistic,
-                "group": figure.group,
-                "published": figure.value,
-                "run": value,
-                "run_ci": interval,
-                "inside_ci": bool(interval and interval[0] <= figure.value <= interval[1]),
-                "source": figure.source,
-            }
-        )
-    return rows
+def _group_intervals(spec: ReportSpec, fld: str, own: str) -> set[str]:
+    """The `convention:statistic` figures of a group of `fld` given with an interval: the
+    statistics published for a group, under the reading each is compared under, and the
+    headline when the benchmark gives it per group of `fld`."""
+    wanted = {f"{p.reading}:{p.statistic}" for p in spec.published if p.group and p.group in spec.macro_groups}
+    if spec.lead.per == fld:
+        wanted.add(f"{own}:{spec.lead.statistic}")
+    return wanted
 
 
 def _group_figures(
-    sums: m.ClusterSums, statistics: Mapping[str, Statistic], width: int, own: str, published: Iterable[str]
+    sums: m.ClusterSums, statistics: Mapping[str, Statistic], width: int, own: str, with_ci: Iterable[str]
 ) -> dict[str, Any]:
     """A group's figures under the run's convention (with an accuracy interval), and every
-    convention's values under `conventions` (with intervals for the `published` statistics
-    under the authors' reading, the one published figures are compared with)."""
+    convention's values under `conventions` (with intervals for the `with_ci` figures,
+    `convention:statistic`)."""
     everything = {
         f"{c}:{name}": _shifted(stat, i * width, width)
         for i, c in enumerate(CONVENTIONS)
         for name, stat in statistics.items()
     }
-    figures = _figures(sums, everything, {f"{own}:accuracy", *(f"authors:{name}" for name in published)})
+    figures = _figures(sums, everything, {f"{own}:accuracy", *with_ci})
     by = {
         c: {k.split(":", 1)[1]: v for k, v in figures.items() if k.startswith(f"{c}:")} for c in CONVENTIONS
     }

@@ -355,7 +355,7 @@ def test_complete_run_shows_published_figures(full_run):
     for component, size in FULL_SIZES.items():
         assert report["groups"]["dataset"][component]["n"] == size
     expected = []
-    for line in published_csv():
+    for line in (line for line in published_csv() if line["kind"] == "paper"):
         group = line["group"]
         run = ACCURACY[group] if group else MACRO
         inside = (line["model"], group) in INSIDE
@@ -374,16 +374,52 @@ def test_complete_run_shows_published_figures(full_run):
     got = [
         (r["model"], r["statistic"], r["group"], r["published"], r["run"], r["inside_ci"], r["source"])
         for r in report["published"]
+        if r["kind"] == "paper"
     ]
     assert len(got) == len(expected)
     for g, e in zip(got, expected, strict=True):
         assert g[:4] == e[:4] and g[5:] == e[5:], (g, e)
         assert math.isclose(g[4], e[4], abs_tol=1e-12), (g, e)
     for r in report["published"]:
-        low, high = r["run_ci"]
-        assert low <= r["run"] <= high
-        assert r["inside_ci"] == (low <= r["published"] <= high)
+        if r["run_ci"] is not None:
+            low, high = r["run_ci"]
+            assert low <= r["run"] <= high
+            assert r["inside_ci"] == (low <= r["published"] <= high)
     assert "### Published figures" in (full_run / "report.md").read_text()
+
+
+def test_a_complete_run_at_the_pin_also_shows_the_replication_and_the_baseline(full_run):
+    """The run's dataset is a local file (no revision): the replication's setting. Its gold
+    labels cycle within each component, so its class counts are not the benchmark's, and the
+    gold-count rows say they differ."""
+    report = json.loads((full_run / "report.json").read_text())
+    kinds = {}
+    for r in report["published"]:
+        kinds.setdefault(r["kind"], []).append(r)
+    assert list(kinds) == ["paper", "replication", "baseline"]
+    assert len(kinds["replication"]) == 2 * 8 + 3
+    gold = {
+        label: sum(1 for _, g, _ in full_items() if g == label) for label in ("SUPPORT", "NEI", "CONTRADICT")
+    }
+    assert gold == {"SUPPORT": 4760, "NEI": 4758, "CONTRADICT": 4756}
+    counts = {
+        r["group"]: (r["published"], r["run"], r["equal"])
+        for r in kinds["replication"]
+        if r["model"] == "gold labels"
+    }
+    assert counts == {
+        "SUPPORT": (10118, 4760, False),
+        "NEI": (2988, 4758, False),
+        "CONTRADICT": (1168, 4756, False),
+    }
+    qwen_scifact = next(
+        r for r in kinds["replication"] if r["model"] == "Qwen2.5-3B-Instruct" and r["group"] == "scifact"
+    )
+    assert (qwen_scifact["published"], qwen_scifact["reading"]) == (round(213 / 340, 4), "authors")
+    assert close(qwen_scifact["run"], ACCURACY["scifact"])
+    [baseline] = kinds["baseline"]
+    assert (baseline["model"], baseline["published"]) == ("a constant SUPPORT reply", 0.7088)
+    assert close(baseline["run"], MICRO)
 
 
 @pytest.mark.parametrize("component", ["scifact", "pubmedqa-fact"])

@@ -441,6 +441,7 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
     header, rows, _ = a_table(root, "summary")
     assert header == ["figure", "value"]
     assert [r[0] for r in rows] == [
+        "accuracy (95% CI)",  # the toy's headline: it declares none, so accuracy
         "n",
         "errored rollouts",
         "reading convention of the run",
@@ -450,21 +451,30 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
         "paper-comparable (complete set, no errors)",
     ]
     # n 5; medhal right 0, 1, 3 -> 3/5; read 0-3 -> 4/5; macro (2/3 + 1/2) / 2 = 7/12 = 0.583
-    assert [first_number(r[1]) for r in rows] == ["5", "0", "medhal", "0.600", "0.800", "0.583", "yes"]
+    assert [first_number(r[1]) for r in rows] == [
+        "0.600",
+        "5",
+        "0",
+        "medhal",
+        "0.600",
+        "0.800",
+        "0.583",
+        "yes",
+    ]
 
     header, rows, table = a_table(root, "headline")
     assert header == ["figure", "medhal this run's reading", "authors", "strict"]
-    assert [r[0] for r in rows] == [
-        "accuracy, mean over part macro_accuracy",
+    assert [r[0] for r in rows] == [  # the headline (accuracy) first, then the macro figures
         "accuracy",
+        "accuracy, mean over part macro_accuracy",
         "said <yes> yes_rate",
     ]
     assert [c.text() for c in table.one("tbody").all("code")] == ["macro_accuracy", "yes_rate"]
-    # macro: medhal a 2/3, b 1/2 -> 0.583; authors a 3/3, b 0/2 -> 0.500; strict as medhal -> 0.583
-    # accuracy: 3/5 under all three; yes_rate: medhal {0} 1/5, authors {0, 2, 3} 3/5, strict {0} 1/5
+    # accuracy: 3/5 under all three; macro: medhal a 2/3, b 1/2 -> 0.583; authors a 3/3, b 0/2
+    # -> 0.500; strict as medhal -> 0.583; yes_rate: medhal {0} 1/5, authors {0, 2, 3} 3/5, strict {0} 1/5
     assert [[first_number(c) for c in r[1:]] for r in rows] == [
-        ["0.583", "0.500", "0.583"],
         ["0.600", "0.600", "0.600"],
+        ["0.583", "0.500", "0.583"],
         ["0.200", "0.600", "0.200"],
     ]
     assert all(re.fullmatch(r"[\d.]+ \[[\d.]+, [\d.]+\]", c) for r in rows for c in r[1:]), rows
@@ -517,19 +527,41 @@ def test_tables_have_their_headers_and_hand_counted_rows(clean):
 def test_published_figures_are_marked_inside_or_outside_the_runs_interval(clean):
     header, rows, _ = a_table(parse(report_html(clean, {})), "published")
     assert header == [
+        "kind",
         "model",
         "statistic",
         "group",
+        "reading",
         "published",
         "this run (95% CI)",
-        "published value vs CI",
+        "agrees",
         "source",
     ]
     # authors' reading: part a right 3 of 3 -> 1.000 [1.000, 1.000], contains 1.0;
     # part b right 0 of 2 -> 0.000 [0.000, 0.000], excludes 0.1
     assert rows == [
-        ["Paper model", "accuracy", "a", "1.000", "1.000 [1.000, 1.000]", "✓ inside", "Toy paper, Table 2"],
-        ["Paper model", "accuracy", "b", "0.100", "0.000 [0.000, 0.000]", "✗ outside", "Toy paper, Table 2"],
+        [
+            "paper",
+            "Paper model",
+            "accuracy",
+            "a",
+            "authors",
+            "1.000",
+            "1.000 [1.000, 1.000]",
+            "✓ inside",
+            "Toy paper, Table 2",
+        ],
+        [
+            "paper",
+            "Paper model",
+            "accuracy",
+            "b",
+            "authors",
+            "0.100",
+            "0.000 [0.000, 0.000]",
+            "✗ outside",
+            "Toy paper, Table 2",
+        ],
     ]
 
 
@@ -985,9 +1017,19 @@ def test_a_combined_page_for_several_reports(clean, messy):
     assert outside_references(root) == []
     assert root.one("h1").text() == "medhal demo <x>"
     header, rows, _ = a_table(root, "combined")
-    assert header == ["benchmark", "items", "errors", "accuracy (95% CI)", "parse rate"]
-    assert [r[:3] for r in rows] == [["toy", "5", "0"], ["other", "5", "1"]]
-    assert [first_number(r[3]) for r in rows] == ["0.600", "0.200"]
+    assert header == [
+        "benchmark",
+        "headline (as the paper names it)",
+        "value (95% CI)",
+        "items",
+        "errors",
+        "replies read",
+    ]
+    assert [[r[0], r[1], *r[3:5]] for r in rows] == [
+        ["toy", "accuracy", "5", "0"],
+        ["other", "accuracy", "5", "1"],
+    ]
+    assert [first_number(r[2]) for r in rows] == ["0.600", "0.200"]
     sections = root.all("section")
     assert [s.attrs["id"] for s in sections] == ["bench-toy", "bench-other"]
     assert [s.one("a").attrs["href"] for s in sections] == ["toy/report.html", "other/report.html"]

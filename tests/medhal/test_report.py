@@ -546,13 +546,16 @@ def test_published_figures_of_a_complete_run(tmp_path):
 
     def row(model: str, group: str, published: float, run: float, interval: list, inside: bool) -> dict:
         return {
+            "kind": "paper",
             "model": model,
             "statistic": "accuracy",
             "group": group,
+            "reading": "authors",
             "published": published,
             "run": run,
             "run_ci": interval,
             "inside_ci": inside,
+            "equal": None,
             "source": f"source of {model}",
         }
 

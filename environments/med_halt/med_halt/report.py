@@ -21,6 +21,7 @@ from typing import NamedTuple
 from med_halt.benchmark import ENV_ID, FAKE, FCT, FULL_SIZE, PUBLISHED, SETS
 from med_halt.scoring import ITEM_OUTCOMES, VERDICT_CORRECT, outcome_key
 from medhal.kit.replies import CONVENTIONS
+from medhal.reports.headline import Lead
 from medhal.reports.report import Columns, ItemView, ReportSpec
 
 RIGHT, WRONG = 1.0, -0.25
@@ -113,6 +114,7 @@ REPORT = ReportSpec(
         "ir_exact_accuracy": COLUMNS.ratio("ir_exact", "ir"),
         "ir_normalized_accuracy": COLUMNS.ratio("ir_normalized", "ir"),
     },
+    lead=Lead("paper_score", "Pointwise Score (eq. 1)", per="test_set"),
     headline=("accuracy", "paper_score", "code_score", "code_accuracy", "format_error_rate"),
     group_fields=("test_set", "family"),
     macro_field="test_set",

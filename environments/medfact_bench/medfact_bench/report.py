@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from medfact_bench.benchmark import COMPONENTS, ENV_ID, FULL_SIZE, PUBLISHED
 from medfact_bench.replies import LABELS
+from medhal.reports.headline import Lead
 from medhal.reports.report import Columns, ReportSpec
 
 REPORT = ReportSpec(
     benchmark=ENV_ID,
     title="MedFact-Bench (zero-shot claim verification)",
     columns=Columns(),
+    lead=Lead("macro_accuracy", "macro accuracy over the components"),
     headline=("accuracy", "parse_rate"),
     group_fields=("dataset",),
     macro_field="dataset",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from medhal.reports.headline import Lead
 from medhal.reports.report import Columns, ItemView, ReportSpec
 from medhallu.benchmark import DIFFICULTIES, ENV_ID, FULL_SIZE, PUBLISHED
 from medhallu.replies import FACTUAL, HALLUCINATED, LABELS, NOT_SURE
@@ -76,6 +77,7 @@ REPORT = ReportSpec(
         "not_sure_rate": COLUMNS.ratio("not_sure", "n"),
         "invalid_rate": COLUMNS.ratio("invalid", "n"),
     },
+    lead=Lead("f1_paper", "F1 of the hallucinated class"),
     headline=(
         "f1_paper",
         "f1_strict",
