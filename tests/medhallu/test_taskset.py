@@ -102,6 +102,7 @@ def test_shared_pqa_labeled_gives_two_items_per_row(assets_dir, labeled):
         "invalid_reward": 0.0,
         "difficulty": "all",
         "answer_vocabulary": "digits",
+        "binary_reward": False,
         "parser": "medhal",
         "prompts": "pinned",
         "dataset_path": str(labeled),

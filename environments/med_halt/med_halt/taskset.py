@@ -5,8 +5,9 @@ task whose user message is the authors' few-shot prompt for that set (pinned pro
 assets, default version v0 with 2 shots drawn with a seed) followed by the row as
 `Input: <dict>\\nOutput: `. The reply is read under every convention and graded by the
 set's rule (see `scoring`); the reward is +1 for a right answer and -0.25 otherwise,
-format errors included, so guessing is penalised as in the paper. Tasks load set by set
-in a fixed order, rows in file order (idx = position).
+format errors included, so guessing is penalised as in the paper (or 1 / 0 under
+`binary_reward`, with the paper's points kept as the `paper_points` metric). Tasks load set
+by set in a fixed order, rows in file order (idx = position).
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ from med_halt.scoring import FAKE_RULES, IR_RULES, gold_reply, rules, score, wro
 from medhal.kit.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
 from medhal.kit.outcomes import CORRECT, PARSED
 from medhal.kit.task import BenchmarkConfig, BenchmarkData, RecordsSelection, validate_task
+
+PAPER_POINTS = "paper_points"
+"""Metric: the item's points under eq. 1 of the paper (+1 right, -0.25 otherwise) under the
+run's reading, whatever the reward options (`binary_reward`, `task.wrong_reward`) pay."""
 
 SubsetName = Literal[
     "reasoning_FCT",
@@ -86,7 +91,8 @@ class MedHaltData(BenchmarkData):
 class MedHaltTaskConfig(vf.TaskConfig):
     wrong_reward: float = Field(WRONG_REWARD, ge=-1.0, le=0.0)
     """Reward for a wrong answer or a format error, between -1 and 0 (RL knob; report
-    scores always use -0.25)."""
+    scores always use -0.25). The taskset's `binary_reward` replaces the default; another
+    value beside it is refused."""
     invalid_reward: float | None = Field(None, ge=-1.0, le=0.0)
     """Reward for a format error alone (no answer read under the run's convention), between
     -1 and 0; unset (the default): `wrong_reward`, as eq. 1 of the paper counts a format
@@ -102,25 +108,30 @@ class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
         and every rule of the set. The answers read go on `trace.info`."""
         scored = score(task, trace.last_reply)
         trace.info.update(scored.info)
-        return scored.metrics
+        return {**scored.metrics, PAPER_POINTS: 1.0 if scored.metrics[CORRECT] else WRONG_REWARD}
 
     @vf.reward(weight=1.0)
     async def points(self, trace: vf.Trace) -> float:
+        """+1 for a right answer, `wrong_reward` (the paper's -0.25) for a wrong one and,
+        when set, `invalid_reward` for a format error; under `binary_reward` 1 or 0."""
         if trace.metrics[CORRECT]:
             return 1.0
+        if self.data.binary_reward:
+            return 0.0
         if not trace.metrics[PARSED] and self.config.invalid_reward is not None:
             return float(self.config.invalid_reward)
         return float(self.config.wrong_reward)
 
     async def validate(self, runtime: object = None) -> bool:
         """The answer dict a perfect model writes earns +1 and is read under every
-        convention; a wrong one earns the wrong-answer reward."""
-        return await validate_task(
-            self, gold_reply(self.data), wrong_reply(self.data), 1.0, self.config.wrong_reward
-        )
+        convention; a wrong one earns the wrong-answer reward (0 under `binary_reward`)."""
+        worst = 0.0 if self.data.binary_reward else self.config.wrong_reward
+        return await validate_task(self, gold_reply(self.data), wrong_reply(self.data), 1.0, worst)
 
 
 class MedHaltConfig(BenchmarkConfig):
+    REWARD_OPTIONS = ("task.wrong_reward", "task.invalid_reward")
+
     subset: SubsetName = "all"
     """A test set, `reasoning`, `memory` or `all`."""
     split_type: Literal["all", "train", "val", "test", "dev"] = "all"
@@ -250,7 +261,10 @@ class MedHaltTaskset(RecordsSelection, vf.Taskset[MedHaltTask, MedHaltConfig]):
                     "prompts": cfg.prompts,
                     "prompt_assets": [a.provenance() for a in assets],
                     "scoring_rule": cfg.rule(name),
-                    "reward": cfg.task.model_dump(mode="json", include={"wrong_reward", "invalid_reward"}),
+                    "reward": {
+                        **cfg.task.model_dump(mode="json", include={"wrong_reward", "invalid_reward"}),
+                        "binary_reward": cfg.binary_reward,
+                    },
                 },
             )
             kept = 0
@@ -277,6 +291,7 @@ class MedHaltTaskset(RecordsSelection, vf.Taskset[MedHaltTask, MedHaltConfig]):
                     test_set=name,
                     family=spec.family,
                     rule=cfg.rule(name),
+                    binary_reward=cfg.binary_reward,
                     **fields,
                 )
                 yield MedHaltTask(data, cfg.task)

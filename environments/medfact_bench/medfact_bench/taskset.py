@@ -46,8 +46,10 @@ class MedFactTask(vf.Task[MedFactData]):
     @vf.reward(weight=1.0)
     async def accuracy(self, trace: vf.Trace) -> float:
         """1 for the gold label, 0 for another label, `invalid_reward` (default 0) for a reply
-        without a readable score."""
-        return trace.metrics[CORRECT] if trace.metrics[PARSED] else self.data.invalid_reward
+        without a readable score; under `binary_reward`, 1 for the gold label and 0 otherwise."""
+        if trace.metrics[PARSED] or self.data.binary_reward:
+            return trace.metrics[CORRECT]
+        return self.data.invalid_reward
 
     async def validate(self, runtime: object = None) -> bool:
         """The gold score in the exact format asked for earns 1 under every convention; a
@@ -56,6 +58,8 @@ class MedFactTask(vf.Task[MedFactData]):
 
 
 class MedFactConfig(BenchmarkConfig):
+    REWARD_OPTIONS = ("invalid_reward",)
+
     subset: Component = "all"
     """`all`, or one component."""
     split: Literal["test"] = "test"
@@ -93,6 +97,7 @@ class MedFactTaskset(RecordsSelection, vf.Taskset[MedFactTask, MedFactConfig]):
                 claim=row["claim"],
                 label=row["label"],
                 invalid_reward=cfg.invalid_reward,
+                binary_reward=cfg.binary_reward,
             )
             tasks.append(MedFactTask(data, cfg.task))
         return require_rows(tasks, loaded.origin, f"of component {cfg.subset!r}")

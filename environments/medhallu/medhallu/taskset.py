@@ -79,6 +79,8 @@ class MedHalluTask(vf.Task[MedHalluData]):
 
 
 class MedHalluConfig(BenchmarkConfig):
+    REWARD_OPTIONS = ("not_sure_reward", "invalid_reward")
+
     config: Literal["pqa_labeled", "pqa_artificial"] = DEFAULT_CONFIG
     """Hub config: `pqa_labeled` (1,000 rows, the evaluation set) or `pqa_artificial`
     (9,000 rows, the training pool)."""
@@ -188,6 +190,7 @@ class MedHalluTaskset(RecordsSelection, vf.Taskset[MedHalluTask, MedHalluConfig]
                     not_sure_reward=cfg.not_sure_reward,
                     answer_vocabulary=cfg.answer_vocabulary,
                     invalid_reward=cfg.invalid_reward,
+                    binary_reward=cfg.binary_reward,
                 )
                 tasks.append(MedHalluTask(data, cfg.task))
         return require_rows(tasks, loaded.origin, f"of difficulty {cfg.difficulty!r}")
