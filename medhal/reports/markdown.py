@@ -134,7 +134,7 @@ def completeness_lines(report: Mapping[str, Any]) -> list[str]:
 
 def rollout_lines(report: Mapping[str, Any]) -> list[str]:
     """Several rollouts per task: the per-item view (mean reward and its spread over a task's
-    rollouts, pass@k, majority vote); nothing for one rollout per task."""
+    rollouts, pass@k, pass^k, majority vote); nothing for one rollout per task."""
     rollouts = report.get("rollouts") or {}
     k = rollouts.get("per_task") or 1
     if k == 1 and "per_item" not in report:
@@ -146,6 +146,7 @@ def rollout_lines(report: Mapping[str, Any]) -> list[str]:
             f"{fmt(rollouts.get('mean_reward'))} ± {fmt(rollouts.get('mean_reward_sd'))}",
         ],
         *[[f"pass@{n} (unbiased estimator)", value] for n, value in rollouts.get("pass_at_k", {}).items()],
+        *[[f"pass^{n} (all {n} right; unbiased estimator)", v] for n, v in rollouts.get("pass_hat_k", {}).items()],
         ["majority vote accuracy (a tie counts as wrong)", rollouts.get("majority_accuracy")],
     ]
     return [

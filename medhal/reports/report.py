@@ -680,7 +680,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 def rollout_summary(run: Run) -> dict[str, Any]:
     """The rollouts of each task taken together: duplicates (the same trace twice), rollouts
-    per task against those expected, per-item mean and spread of reward, pass@k and
+    per task against those expected, per-item mean and spread of reward, pass@k, pass^k and
     majority-vote accuracy, and the per-item table when a task has more than one rollout."""
     log = run.rollouts
     n = len(log)
@@ -715,13 +715,8 @@ def rollout_summary(run: Run) -> dict[str, Any]:
     }
     ks = sorted({1, *(2**j for j in range(1, 20) if 2**j < (k or 1)), k or 1})
     pairs = Counter(zip(counts.tolist(), right.astype(np.int64).tolist(), strict=True))
-    pass_at: dict[str, float] = {}
-    for kk in ks:
-        usable = [(nc, w) for nc, w in pairs.items() if nc[0] >= kk]
-        weight = sum(w for _, w in usable)
-        if weight:
-            pass_at[str(kk)] = sum(pass_at_k(nn, cc, kk) * w for (nn, cc), w in usable) / weight
-    out["pass_at_k"] = pass_at
+    out["pass_at_k"] = m.per_task_estimate(pairs, ks, pass_at_k)
+    out["pass_hat_k"] = m.per_task_estimate(pairs, ks, m.pass_hat_k)
     out["majority_accuracy"] = _majority_accuracy(inverse, label, correct, len(items))
     if len(items) and (int(counts.max()) > 1 or (k or 1) > 1):
         out["per_item"] = {
