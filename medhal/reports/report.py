@@ -45,6 +45,7 @@ from medhal.reports.items import ItemLog
 from medhal.reports.published import Published
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.shards import parse_shard
+from medhal.reports.prime_rl import Expected
 from medhal.reports.traces import (
     TraceFileError,
     TraceRecord,
@@ -358,6 +359,10 @@ class Run:
     rollouts: RolloutLog = field(default_factory=lambda: RolloutLog())
     view: ItemLog | None = None
     """Every rollout as report.html's per-item view shows it (None: no item view)."""
+    expected: Expected | None = None
+    """What prime-rl's files say of the run that its traces do not (the run is one eval
+    epoch of a prime-rl run: its tasks were loaded without `select`, so they carry no
+    selection); None for any other run."""
     _pending: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False)
     """Traces added but not yet summed (see `flush`)."""
     _last_selection: Any = field(default=None, init=False, repr=False)
@@ -800,6 +805,7 @@ def completeness(run: Run, rollouts: Mapping[str, Any] | None = None) -> dict[st
     rollouts = rollouts if rollouts is not None else rollout_summary(run)
     n_bases = len(run.selection_bases)
     base = run.selection_bases.values[0] if n_bases == 1 else {}
+    base, from_files = _selection_from_files(run, base, rollouts)
     shards = sorted(run.shards, key=str)
     mixed = n_bases > 1 or any(len(v) > 1 for v in run.provenance.values()) or bool(rollouts["mixed"])
     n_expected, start, step = _expected_tasks(run, base, shards)
@@ -814,8 +820,10 @@ def completeness(run: Run, rollouts: Mapping[str, Any] | None = None) -> dict[st
         **found,
         "shards": [s for s in shards if s is not None],
         "mixed_provenance": mixed,
+        **from_files,
         "complete": bool(
             n_expected is not None
+            and from_files.get("episodes_match_plan") is not False
             and not n_missing
             and not n_outside
             and ids_match is not False
@@ -825,6 +833,27 @@ def completeness(run: Run, rollouts: Mapping[str, Any] | None = None) -> dict[st
             and not mixed
         ),
     }
+
+
+def _selection_from_files(
+    run: Run, base: Mapping[str, Any], rollouts: Mapping[str, Any]
+) -> tuple[Mapping[str, Any], dict[str, Any]]:
+    """For a prime-rl eval epoch (`run.expected`), whose traces record no selection: the
+    selection prime-rl's own files imply, and what the report says of it. prime-rl
+    evaluates the first tasks of the taskset, in order, k rollouts each (k: the most any
+    task has); plan.json gives the episodes planned, so the tasks are planned / k, and a
+    plan that is not whole groups of k makes the run incomplete. Without a plan the tasks
+    are 0 to the highest idx seen (a run cut after its last task cannot show)."""
+    if run.expected is None or isinstance(base.get("n_expected"), int):
+        return base, {}
+    k = int(rollouts.get("per_task") or 1)
+    planned = run.expected.episodes
+    ids = run.seen.ids()
+    n_tasks = planned // k if planned is not None else (int(ids.max()) + 1 if len(ids) else 0)
+    said: dict[str, Any] = {"expected_from": run.expected.source, "episodes_planned": planned}
+    if planned is not None:
+        said["episodes_match_plan"] = planned == n_tasks * k
+    return {**base, "n_expected": n_tasks, "contiguous": True}, said
 
 
 def _expected_tasks(run: Run, base: Mapping[str, Any], shards: list[Any]) -> tuple[int | None, int, int]:
