@@ -9,7 +9,7 @@ versions) and the task selection (how many tasks the run must have), so every tr
 where it came from and a report can tell a complete run from a partial one.
 
 `BenchmarkConfig` holds the taskset options every environment shares (`parser`, `shard`,
-`binary_reward`) and builds the provenance block, so an environment's config only adds its
+`binary_reward`, `role`) and builds the provenance block, so an environment's config only adds its
 own options.
 `RecordsSelection` stamps the selection onto the tasks a run selects; it and the trace
 a reply is scored on come from the verifiers line installed (`medhal.kit.lines`).
@@ -32,6 +32,7 @@ from medhal.kit.lines import RecordsSelection, new_trace
 from medhal.kit.outcomes import PARSED
 from medhal.kit.provenance import code_versions
 from medhal.kit.replies import Convention
+from medhal.kit.roles import Role, role_record
 from medhal.kit.selection import selection_record
 from medhal.kit.shards import parse_shard
 
@@ -91,6 +92,13 @@ class BenchmarkConfig(vf.TasksetConfig):
     0/1 rewards (prime-rl computes pass@k and pass^k only then). The report's figures never
     depend on the reward."""
 
+    role: Role | None = None
+    """The role the run gives its data: `eval` (an evaluation) or `train` (a training
+    source). A training role is refused for the sets a benchmark keeps for evaluation and
+    for rows that hold evaluation items (their fingerprints ship with the environment).
+    Unset: an evaluation, and every trace says the role was not stated
+    (`provenance.role`), so a trainer that forgets it leaves that mark on its rollouts."""
+
     REWARD_OPTIONS: ClassVar[tuple[str, ...]] = ()
     """The environment's reward knobs, as dotted option names (`invalid_reward`,
     `task.wrong_reward`): what `binary_reward` replaces. Each is either unset, at its
@@ -128,7 +136,7 @@ class BenchmarkConfig(vf.TasksetConfig):
         of the environment; a task's own `system_prompt` is on its data), so both lines record
         the same options."""
         dump = self.model_dump(mode="json", exclude={"id", "task", "shard", "system_prompt"})
-        last = ["binary_reward", "parser", *(name for name in SOURCE_OPTIONS if name in dump)]
+        last = ["role", "binary_reward", "parser", *(name for name in SOURCE_OPTIONS if name in dump)]
         return {**{k: v for k, v in dump.items() if k not in last}, **{k: dump[k] for k in last}}
 
     def provenance(self, environment: str, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -137,6 +145,7 @@ class BenchmarkConfig(vf.TasksetConfig):
         the code (`environment` names its distribution)."""
         return {
             **record,
+            "role": role_record(self.role),
             "parser": self.parser,
             "options": self.options(),
             "code": code_versions(environment),

@@ -356,6 +356,7 @@ def test_provenance_of_a_local_file(tmp_path, assets_dir):
         "shot_seed": 3,
         "fake_scoring": "decline",
         "ir_matching": "normalized",
+        "role": None,
         "binary_reward": False,
         "parser": "authors",
         "prompts": "pinned",

@@ -27,18 +27,22 @@ from med_halt.benchmark import (
     DEMO_DIR,
     DEMO_PROMPT_FILES,
     ENV_ID,
+    EVAL_FINGERPRINTS,
     FAKE,
     MEMORY,
     PROMPT_FILES,
     SETS,
     SUBSETS,
+    TRAINABLE,
+    TRAINING_SPLIT_TYPES,
     WRONG_REWARD,
 )
 from med_halt.prompts import Preamble, build_preamble
-from med_halt.rows import to_item
+from med_halt.rows import item_text, to_item
 from med_halt.scoring import FAKE_RULES, IR_RULES, gold_reply, rules, score, wrong_reply
 from medhal.kit.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
 from medhal.kit.outcomes import CORRECT, PARSED
+from medhal.kit.roles import load_fingerprints, refuse_evaluation_items
 from medhal.kit.task import BenchmarkConfig, BenchmarkData, RecordsSelection, validate_task
 
 PAPER_POINTS = "paper_points"
@@ -136,7 +140,9 @@ class MedHaltConfig(BenchmarkConfig):
     """A test set, `reasoning`, `memory` or `all`."""
     split_type: Literal["all", "train", "val", "test", "dev"] = "all"
     """Keep reasoning rows of one source split; `all` keeps every row, as the paper's
-    full-set sizes do. IR rows have no split."""
+    full-set sizes do. IR rows have no split. A training role (`role = train`) needs train,
+    val or dev: the test rows are the evaluation side. (A row filter, not the run's role,
+    which is `role`.)"""
     prompt_version: Literal["v0", "v1", "v2"] = DEFAULT_PROMPT_VERSION
     """The authors' prompt version."""
     num_shots: int = Field(DEFAULT_NUM_SHOTS, ge=0, le=5)
@@ -165,6 +171,24 @@ class MedHaltConfig(BenchmarkConfig):
                 f"split_type {self.split_type!r} filters reasoning rows, but subset {self.subset!r} "
                 f"includes IR sets, which have no split ({', '.join(memory)}); use split_type 'all' "
                 "or a reasoning subset"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _training_on_trainable_rows_only(self) -> MedHaltConfig:
+        if self.role != "train":
+            return self
+        held = [name for name in SUBSETS[self.subset] if name not in TRAINABLE]
+        if held:
+            raise ValueError(
+                f"role 'train' with subset {self.subset!r}: {', '.join(held)} "
+                f"{'is an evaluation-only set' if len(held) == 1 else 'are evaluation-only sets'} "
+                f"(see the README's train/eval table); train on subset {TRAINABLE[0]!r}"
+            )
+        if self.split_type not in TRAINING_SPLIT_TYPES:
+            raise ValueError(
+                f"role 'train' with split_type {self.split_type!r}: the test rows are the evaluation "
+                f"side; use split_type {' or '.join(map(repr, TRAINING_SPLIT_TYPES))}"
             )
         return self
 
@@ -239,6 +263,19 @@ class MedHaltTaskset(RecordsSelection, vf.Taskset[MedHaltTask, MedHaltConfig]):
         }
         return self._tasks(sources, preambles)
 
+    def _refuse_evaluation_items(self, name: str, loaded: LoadedRows) -> None:
+        """A training load's rows (those its split_type keeps) against Med-HALT's evaluation
+        fingerprints: one line naming the file and the count when any row is an evaluation item."""
+        spec, wanted = SETS[name], self.config.split_type
+
+        def kept() -> Iterator[list[tuple[str, str]]]:
+            for number, row in enumerate(loaded.rows, start=1):
+                model_input, fields = to_item(spec, row, f"{loaded.origin}: row {number}")
+                if fields.get("split_type") == wanted:
+                    yield [item_text(model_input, fields)]
+
+        refuse_evaluation_items(load_fingerprints(EVAL_FINGERPRINTS), kept(), loaded.origin, "Med-HALT")
+
     def _tasks(
         self, sources: dict[str, Path | None], preambles: dict[str, Preamble]
     ) -> Iterator[MedHaltTask]:
@@ -267,6 +304,8 @@ class MedHaltTaskset(RecordsSelection, vf.Taskset[MedHaltTask, MedHaltConfig]):
                     },
                 },
             )
+            if cfg.role == "train":
+                self._refuse_evaluation_items(name, loaded)
             kept = 0
             first_seen: dict[str, int] = {}
             for number, row in enumerate(loaded.rows, start=1):

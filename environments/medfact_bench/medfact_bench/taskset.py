@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Literal
 
 import verifiers.v1 as vf
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from medfact_bench.benchmark import COLUMNS, DATASET, DEFAULT_INVALID_REWARD, ENV_ID, PROMPT
 from medfact_bench.prompts import system_prompt
@@ -72,6 +72,15 @@ class MedFactConfig(BenchmarkConfig):
     """Local parquet/jsonl/json/csv file in the Hugging Face schema, instead of the Hub."""
     revision: str | None = None
     """Hub revision; defaults to the pinned one."""
+
+    @model_validator(mode="after")
+    def _evaluation_only(self) -> MedFactConfig:
+        if self.role == "train":
+            raise ValueError(
+                "role 'train': MedFact-Bench is evaluation-only (its one split holds test items; "
+                "Med-V1 trains on MedFact-Synth, which this project does not package)"
+            )
+        return self
 
 
 class MedFactTaskset(RecordsSelection, vf.Taskset[MedFactTask, MedFactConfig]):
