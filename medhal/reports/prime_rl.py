@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,10 @@ class Epoch:
     files: tuple[Path, ...]
     planned: int | None
     plan_file: Path | None
+    benchmark: str | None
+    """The benchmark its first episode's task names (None: not a medhal environment's)."""
+    first: str
+    """Where its first episode is (`file:line`)."""
 
     @property
     def expected(self) -> Expected:
@@ -86,15 +90,27 @@ class Epoch:
             )
         return Expected(part, self.planned, source)
 
-    def records(self) -> Iterator[TraceRecord]:
-        """The epoch's episodes as trace records, in file order."""
-        for file in self.files:
+
+def read_epochs(sinks: Sequence[tuple[Epoch, Callable[[TraceRecord], None]]]) -> None:
+    """Each epoch's episodes, as trace records in file order, handed to its sink: one pass
+    over each set of files however many epochs share it (a stream holds every epoch of the
+    run, so a pass per epoch would read it once per epoch)."""
+    by_files: dict[tuple[Path, ...], dict[tuple[str, int | None], Callable[[TraceRecord], None]]] = {}
+    for epoch, sink in sinks:
+        by_files.setdefault(epoch.files, {})[(epoch.env, epoch.step)] = sink
+    for files, wanted in by_files.items():
+        for file in files:
             for number, raw, offset, stamp in _stamped_lines(file):
-                if stamp.kind == "eval" and stamp.env == self.env and stamp.step == self.step:
-                    record = parse_trace_line(raw, str(file), number, offset)
-                    if record.rollout_id is None:  # an episode that failed before its trace
-                        record.rollout_id = stamp.id
-                    yield record
+                to = wanted.get((str(stamp.env), stamp.step)) if stamp.kind == "eval" else None
+                if to is not None:
+                    to(_record(raw, file, number, offset, stamp))
+
+
+def _record(raw: bytes, file: Path, number: int, offset: int, stamp: _Stamp) -> TraceRecord:
+    record = parse_trace_line(raw, str(file), number, offset)
+    if record.rollout_id is None:  # an episode that failed before its trace: its own id
+        record.rollout_id = stamp.id
+    return record
 
 
 @dataclass(frozen=True)
@@ -257,15 +273,18 @@ def _rollouts_epochs(root: Path, only_step: int | None) -> list[Epoch]:
             if only_step is not None:
                 raise TraceFileError(f"{file}: no such file (prime-rl writes eval episodes there)")
             continue
-        envs: dict[str, None] = {}
-        for number, _raw, _offset, stamp in _stamped_lines(file):
+        firsts: dict[tuple[str, int | None], tuple[str | None, str]] = {}
+        for number, raw, offset, stamp in _stamped_lines(file):
             if stamp.kind != "eval" or stamp.step != step:
                 raise TraceFileError(
                     f"{file}:{number}: a {stamp.kind} episode of step {stamp.step} in the eval "
                     f"episodes of step {step}"
                 )
-            envs.setdefault(str(stamp.env), None)
-        found += [Epoch(ROLLOUTS, root, env, step, (file,), None, None) for env in envs]
+            _note_first(firsts, stamp, raw, file, number, offset)
+        found += [
+            Epoch(ROLLOUTS, root, env, step, (file,), None, None, benchmark, first)
+            for (env, _), (benchmark, first) in firsts.items()
+        ]
     if not found:
         raise TraceFileError(f"{root / 'rollouts'}: no eval episodes (rollouts/step_N/eval/all/traces.jsonl)")
     return sorted(found, key=lambda e: (e.env, e.step or 0))
@@ -299,19 +318,19 @@ def _stream_epochs(root: Path) -> list[Epoch]:
     files = _stream_files(monitor / "traces")
     plan_file = monitor / "plan.json"
     plan = read_plan(plan_file) if plan_file.is_file() else {}
-    present: dict[tuple[str, int | None], None] = {}
+    present: dict[tuple[str, int | None], tuple[str | None, str]] = {}
     lines = 0
     for file in files:
-        for _number, _raw, _offset, stamp in _stamped_lines(file):
+        for number, raw, offset, stamp in _stamped_lines(file):
             lines += 1
             if stamp.kind == "eval":
-                present.setdefault((str(stamp.env), stamp.step), None)
+                _note_first(present, stamp, raw, file, number, offset)
     _check_index(monitor / "traces" / "stream.index.jsonl", lines, files)
     found = []
-    for env, step in present:
+    for (env, step), (benchmark, first) in present.items():
         planned = _planned(plan, env, step)
         source = plan_file if planned is not None else None
-        found.append(Epoch(STREAM, root, env, step, files, planned, source))
+        found.append(Epoch(STREAM, root, env, step, files, planned, source, benchmark, first))
     covered = {(e.env, e.step) for e in found if e.planned is not None}
     for env, steps in plan.items():
         for step, planned in steps.items():
@@ -322,6 +341,21 @@ def _stream_epochs(root: Path) -> list[Epoch]:
     if not found:
         raise TraceFileError(f"{monitor / 'traces'}: no eval episodes in the stream")
     return sorted(found, key=lambda e: (e.env, e.step if e.step is not None else -1))
+
+
+def _note_first(
+    firsts: dict[tuple[str, int | None], tuple[str | None, str]],
+    stamp: _Stamp,
+    raw: bytes,
+    file: Path,
+    number: int,
+    offset: int,
+) -> None:
+    """An epoch's first episode, read in full once: the benchmark its task names."""
+    key = (str(stamp.env), stamp.step)
+    if key not in firsts:
+        benchmark = _record(raw, file, number, offset, stamp).data.get("benchmark")
+        firsts[key] = (benchmark if isinstance(benchmark, str) else None, f"{file}:{number}")
 
 
 def _planned(plan: dict[str, dict[int, int]], env: str, step: int | None) -> int | None:

@@ -203,13 +203,20 @@ def read_runs(
                 "give -o DIR (each run then reports to DIR/runN)"
             )
     groups = []
+    epochs = []
     for (file, epoch), out in zip(inputs, outs, strict=True):
         if epoch is None:
             spec = report_spec(env_id or _benchmark_of(file))
             view = ItemLog(spec.group_fields)
             groups.append((read_run(file, spec, keep_items=len(inputs) > 1, view=view), out))
         else:
-            groups.append((read_epoch(epoch, env_id, keep_items=len(inputs) > 1), out))
+            spec = report_spec(env_id or epoch.benchmark)
+            view = ItemLog(spec.group_fields)
+            run = Run(spec, str(file), keep_items=len(inputs) > 1, view=view, expected=epoch.expected)
+            groups.append((run, out))
+            epochs.append((epoch, run))
+    if epochs:
+        read_epoch_runs(epochs)
     return groups
 
 
@@ -226,7 +233,7 @@ def prime_rl_inputs(paths: list[Path], env_id: str | None) -> list[tuple[Path, E
         if found is None:
             inputs.append((resolve_trace_file(path), None))
             continue
-        ours = [e for e in found if env_id is not None or _epoch_benchmark(e) is not None]
+        ours = [e for e in found if env_id is not None or _known_benchmark(e)]
         if not ours:
             names = ", ".join(sorted({e.env for e in found}))
             raise TraceFileError(f"{path}: no eval episodes of a medhal environment (envs: {names})")
@@ -234,35 +241,27 @@ def prime_rl_inputs(paths: list[Path], env_id: str | None) -> list[tuple[Path, E
     return inputs
 
 
-def _epoch_benchmark(epoch: Epoch) -> str | None:
-    """The benchmark of an epoch's first episode (None: its task data names none), resolved
-    through the installed environments as `_benchmark_of` does."""
+def _known_benchmark(epoch: Epoch) -> bool:
+    """Whether the epoch is a medhal environment's: its first task names a benchmark (else
+    another project's), resolved through the installed environments as `_benchmark_of` does."""
     from medhal.reports.registry import UnknownEnvironment, entry_point
 
-    for record in epoch.records():
-        benchmark = record.data.get("benchmark")
-        if benchmark is None:
-            return None
-        try:
-            entry_point(benchmark)
-        except UnknownEnvironment as e:
-            raise TraceFileError(f"{record.where}: field 'task.data.benchmark': {e}") from None
-        return str(benchmark)
-    return None
+    if epoch.benchmark is None:
+        return False
+    try:
+        entry_point(epoch.benchmark)
+    except UnknownEnvironment as e:
+        raise TraceFileError(f"{epoch.first}: field 'task.data.benchmark': {e}") from None
+    return True
 
 
-def read_epoch(epoch: Epoch, env_id: str | None, keep_items: bool = False) -> Run:
-    """A prime-rl eval epoch as a run, with what prime-rl's files say of it."""
-    from medhal.reports.items import ItemLog
-    from medhal.reports.report import Run
+def read_epoch_runs(epochs: list[tuple[Epoch, Run]]) -> None:
+    """The prime-rl epochs' runs filled from their files, in one pass over each file."""
+    from medhal.reports.prime_rl import read_epochs
 
-    spec = report_spec(env_id or _epoch_benchmark(epoch))
-    view = ItemLog(spec.group_fields)
-    run = Run(spec, str(epoch.files[0]), keep_items=keep_items, view=view, expected=epoch.expected)
-    for record in epoch.records():
-        run.add(record)
-    run.flush()
-    return run
+    read_epochs([(epoch, run.add) for epoch, run in epochs])
+    for _, run in epochs:
+        run.flush()
 
 
 def _default_out(file: Path, epoch: Epoch | None) -> Path:

@@ -426,3 +426,22 @@ def test_the_fixtures_are_what_the_script_writes():
     records = [json.loads(line) for line in read_lines(FIXTURES / STREAM / STREAM_FILE)]
     evals = Counter(r["env"]["name"] for r in records if r["run"]["work"]["type"] == "eval")
     assert {env: steps["0"] for env, steps in plan.items()} == dict(evals)
+
+
+def test_the_stream_is_read_twice_however_many_epochs_it_holds(tmp_path, monkeypatch):
+    """Once to find the epochs, once for all their episodes: a stream holds every epoch of a
+    training run, so a pass per epoch would read a long run's stream once per eval."""
+    from medhal.reports import prime_rl
+
+    root = copy(STREAM, tmp_path)
+    scans: Counter[str] = Counter()
+    original = prime_rl._stamped_lines
+
+    def counted(file):
+        scans[Path(file).name] += 1
+        return original(file)
+
+    monkeypatch.setattr(prime_rl, "_stamped_lines", counted)
+    assert report(str(root))[0] == 0
+    assert len(list((root / "medhal-reports").iterdir())) == 3
+    assert scans == {"stream.jsonl": 2}
