@@ -130,8 +130,8 @@ class BenchmarkConfig(vf.TasksetConfig):
     def options(self) -> dict[str, Any]:
         """The options as every trace records them: the environment's own, the shared ones
         (`role`, `binary_reward`, the reading convention), then where rows and prompts come
-        from. `shard` is left out: the shards of one run differ in it and must share one provenance (the selection records it), and
-        so is verifiers 0.4's `system_prompt` override file (a taskset option of the run, not
+        from. `shard` is left out: the shards of one run differ in it and must share one
+        provenance (the selection records it), and so is verifiers 0.4's `system_prompt` override file (a taskset option of the run, not
         of the environment; a task's own `system_prompt` is on its data), so both lines record
         the same options."""
         dump = self.model_dump(mode="json", exclude={"id", "task", "shard", "system_prompt"})
