@@ -131,9 +131,9 @@ class BenchmarkConfig(vf.TasksetConfig):
         """The options as every trace records them: the environment's own, the shared ones
         (`role`, `binary_reward`, the reading convention), then where rows and prompts come
         from. `shard` is left out: the shards of one run differ in it and must share one
-        provenance (the selection records it), and so is verifiers 0.4's `system_prompt` override file (a taskset option of the run, not
-        of the environment; a task's own `system_prompt` is on its data), so both lines record
-        the same options."""
+        provenance (the selection records it), and so is verifiers 0.4's `system_prompt`
+        override file (a taskset option of the run, not of the environment; a task's own
+        `system_prompt` is on its data), so both lines record the same options."""
         dump = self.model_dump(mode="json", exclude={"id", "task", "shard", "system_prompt"})
         last = ["role", "binary_reward", "parser", *(name for name in SOURCE_OPTIONS if name in dump)]
         return {**{k: v for k, v in dump.items() if k not in last}, **{k: dump[k] for k in last}}
