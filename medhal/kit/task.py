@@ -8,8 +8,9 @@ provenance (dataset revision or file sha256, prompt assets, shots and seeds, pac
 versions) and the task selection (how many tasks the run must have), so every trace says
 where it came from and a report can tell a complete run from a partial one.
 
-`BenchmarkConfig` holds the taskset options every environment shares (`parser`, `shard`)
-and builds the provenance block, so an environment's config only adds its own options.
+`BenchmarkConfig` holds the taskset options every environment shares (`parser`, `shard`,
+`binary_reward`, `role`) and builds the provenance block, so an environment's config only adds its
+own options.
 `RecordsSelection` stamps the selection onto the tasks a run selects; it and the trace
 a reply is scored on come from the verifiers line installed (`medhal.kit.lines`).
 
@@ -22,15 +23,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import verifiers.v1 as vf
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from medhal.kit.lines import RecordsSelection, new_trace
 from medhal.kit.outcomes import PARSED
 from medhal.kit.provenance import code_versions
 from medhal.kit.replies import Convention
+from medhal.kit.roles import Role, role_record
 from medhal.kit.selection import selection_record
 from medhal.kit.shards import parse_shard
 
@@ -62,6 +64,10 @@ class BenchmarkData(vf.TaskData):
     selection: dict[str, Any] = Field(default_factory=dict)
     """How the run selected its tasks: `n_expected` (tasks in the run), `num_tasks` and
     `shuffle` as given to `select`, and `idx_sha256` of the selected idx list."""
+    binary_reward: bool = False
+    """The run's `binary_reward` option: the reward is 1 for a right answer and 0 otherwise.
+    On the task's data (not only the config) so that a trainer's env server, which
+    re-validates each task's data, pays the reward the run declared."""
 
 
 SOURCE_OPTIONS = ("prompts", "dataset_path", "revision")
@@ -80,6 +86,25 @@ class BenchmarkConfig(vf.TasksetConfig):
     """`i/k`: run only every k-th selected task starting at the i-th (0-based), keeping each
     task's idx, so k eval processes against one server split a run with no overlap;
     `medhal report --merge` reports the k run directories as one run."""
+    binary_reward: bool = False
+    """The reward is 1 for a right answer and 0 for anything else (wrong, abstention,
+    INVALID), in place of the environment's reward knobs. For trainers whose figures need
+    0/1 rewards (prime-rl computes pass@k and pass^k only then). The report's figures never
+    depend on the reward."""
+
+    role: Role | None = None
+    """The role the run gives its data: `eval` (an evaluation) or `train` (a training
+    source). A training role is refused for the sets a benchmark keeps for evaluation and
+    for rows that hold evaluation items (their fingerprints ship with the environment).
+    Unset: an evaluation, and every trace says the role was not stated
+    (`provenance.role`), so a trainer that forgets it leaves that mark on its rollouts."""
+
+    REWARD_OPTIONS: ClassVar[tuple[str, ...]] = ()
+    """The environment's reward knobs, as dotted option names (`invalid_reward`,
+    `task.wrong_reward`): what `binary_reward` replaces. Each is either unset, at its
+    default, or 0 under `binary_reward`; any other value asks for a reward that
+    `binary_reward` does not pay, and the config is refused rather than one of the two
+    being ignored."""
 
     @field_validator("shard")
     @classmethod
@@ -88,15 +113,29 @@ class BenchmarkConfig(vf.TasksetConfig):
             raise ValueError(f"shard {shard!r} is not i/k with i below k (0/k .. k-1/k, e.g. 0/4 .. 3/4)")
         return shard
 
+    @model_validator(mode="after")
+    def _binary_reward_alone(self) -> BenchmarkConfig:
+        if not self.binary_reward:
+            return self
+        for name in self.REWARD_OPTIONS:
+            value, default = option_value(self, name)
+            if value is not None and value not in (default, 0):
+                keep = "unset" if default is None else f"at its default {default}"
+                raise ValueError(
+                    f"binary_reward pays 0 for every reply that is not right, but {name} is {value}: "
+                    f"choose one (beside binary_reward, leave {name} {keep} or 0)"
+                )
+        return self
+
     def options(self) -> dict[str, Any]:
-        """The options as every trace records them: the environment's own, the reading
-        convention, then where rows and prompts come from. `shard` is left out: the shards
-        of one run differ in it and must share one provenance (the selection records it), and
-        so is verifiers 0.4's `system_prompt` override file (a taskset option of the run, not
-        of the environment; a task's own `system_prompt` is on its data), so both lines record
-        the same options."""
+        """The options as every trace records them: the environment's own, the shared ones
+        (`role`, `binary_reward`, the reading convention), then where rows and prompts come
+        from. `shard` is left out: the shards of one run differ in it and must share one
+        provenance (the selection records it), and so is verifiers 0.4's `system_prompt`
+        override file (a taskset option of the run, not of the environment; a task's own
+        `system_prompt` is on its data), so both lines record the same options."""
         dump = self.model_dump(mode="json", exclude={"id", "task", "shard", "system_prompt"})
-        last = ["parser", *(name for name in SOURCE_OPTIONS if name in dump)]
+        last = ["role", "binary_reward", "parser", *(name for name in SOURCE_OPTIONS if name in dump)]
         return {**{k: v for k, v in dump.items() if k not in last}, **{k: dump[k] for k in last}}
 
     def provenance(self, environment: str, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -105,10 +144,20 @@ class BenchmarkConfig(vf.TasksetConfig):
         the code (`environment` names its distribution)."""
         return {
             **record,
+            "role": role_record(self.role),
             "parser": self.parser,
             "options": self.options(),
             "code": code_versions(environment),
         }
+
+
+def option_value(config: vf.TasksetConfig, name: str) -> tuple[Any, Any]:
+    """The value and the default of a dotted option (`task.wrong_reward`) of `config`."""
+    *path, leaf = name.split(".")
+    owner: Any = config
+    for part in path:
+        owner = getattr(owner, part)
+    return getattr(owner, leaf), type(owner).model_fields[leaf].default
 
 
 def prompt_messages(data: vf.TaskData) -> list[vf.Message]:

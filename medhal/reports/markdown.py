@@ -150,6 +150,12 @@ def completeness_problems(report: Mapping[str, Any]) -> list[str]:
         problems.append(
             "the traces disagree on provenance (dataset, options or code changed between runs or resumes)"
         )
+    if report.get("episodes_match_plan") is False:
+        k = rollouts.get("per_task") or 1
+        problems.append(
+            f"prime-rl planned {report['episodes_planned']} episodes, which is not {report['n_expected']} "
+            f"tasks x {k} rollouts"
+        )
     return problems
 
 
@@ -168,18 +174,23 @@ def complete_text(report: Mapping[str, Any]) -> str:
 def completeness_lines(report: Mapping[str, Any]) -> list[str]:
     """A warning block when the run is not whole; one line when it is."""
     problems = completeness_problems(report)
+    basis = []
+    if report.get("expected_from"):
+        basis = [f"Tasks expected from prime-rl's files: {report['expected_from']}.", ""]
     if not problems:
-        return [complete_text(report), ""]
-    return ["> **Incomplete run.** " + "; ".join(problems) + ". Figures below cover what is there.", ""]
+        return [complete_text(report), "", *basis]
+    warning = "> **Incomplete run.** " + "; ".join(problems) + ". Figures below cover what is there."
+    return [warning, "", *basis]
 
 
 def rollout_lines(report: Mapping[str, Any]) -> list[str]:
     """Several rollouts per task: the per-item view (mean reward and its spread over a task's
-    rollouts, pass@k, majority vote); nothing for one rollout per task."""
+    rollouts, pass@k, pass^k, majority vote); nothing for one rollout per task."""
     rollouts = report.get("rollouts") or {}
     k = rollouts.get("per_task") or 1
     if k == 1 and "per_item" not in report:
         return []
+    pass_hat = rollouts.get("pass_hat_k", {})
     rows = [
         ["rollouts per task", f"{k} (from {rollouts.get('source')})"],
         [
@@ -187,6 +198,7 @@ def rollout_lines(report: Mapping[str, Any]) -> list[str]:
             f"{fmt(rollouts.get('mean_reward'))} ± {fmt(rollouts.get('mean_reward_sd'))}",
         ],
         *[[f"pass@{n} (unbiased estimator)", value] for n, value in rollouts.get("pass_at_k", {}).items()],
+        *[[f"pass^{n} (all {n} right; unbiased estimator)", v] for n, v in pass_hat.items()],
         ["majority vote accuracy (a tie counts as wrong)", rollouts.get("majority_accuracy")],
     ]
     return [

@@ -92,6 +92,30 @@ Statistic = Callable[[np.ndarray], np.ndarray]
 # ---------------------------------------------------------------------------- counts
 
 
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """The unbiased estimator of pass^k (all k of k samples right; Yao et al. 2024's
+    tau-bench) from n samples of which c are right: C(c, k) / C(n, k), the chance that k
+    samples drawn without replacement are all right. pass^1 is c / n, as pass@1; pass^k
+    falls with k where pass@k rises, so the two together say how reliably a model gets a
+    task right, not only whether it can."""
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def per_task_estimate(
+    tasks: Mapping[tuple[int, int], int], ks: Iterable[int], estimator: Callable[[int, int, int], float]
+) -> dict[str, float]:
+    """`estimator(n, c, k)` averaged over tasks, for each k, over the tasks with at least k
+    samples (`tasks`: how many tasks have n samples of which c are right). A k no task
+    reaches has no value."""
+    out: dict[str, float] = {}
+    for k in ks:
+        usable = [(nc, w) for nc, w in tasks.items() if nc[0] >= k]
+        weight = sum(w for _, w in usable)
+        if weight:
+            out[str(k)] = sum(estimator(n, c, k) * w for (n, c), w in usable) / weight
+    return out
+
+
 def safe_div(num: float, den: float) -> float:
     return float(num) / float(den) if den else 0.0
 

@@ -48,6 +48,7 @@ from medhal.reports.published import run_options as run_options
 from medhal.reports.published import comparison as published_comparison
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.shards import parse_shard
+from medhal.reports.prime_rl import Expected
 from medhal.reports.traces import (
     TraceFileError,
     TraceRecord,
@@ -365,6 +366,10 @@ class Run:
     rollouts: RolloutLog = field(default_factory=lambda: RolloutLog())
     view: ItemLog | None = None
     """Every rollout as report.html's per-item view shows it (None: no item view)."""
+    expected: Expected | None = None
+    """What prime-rl's files say of the run that its traces do not (the run is one eval
+    epoch of a prime-rl run: its tasks were loaded without `select`, so they carry no
+    selection); None for any other run."""
     _pending: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False)
     """Traces added but not yet summed (see `flush`)."""
     _last_selection: Any = field(default=None, init=False, repr=False)
@@ -687,7 +692,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 def rollout_summary(run: Run) -> dict[str, Any]:
     """The rollouts of each task taken together: duplicates (the same trace twice), rollouts
-    per task against those expected, per-item mean and spread of reward, pass@k and
+    per task against those expected, per-item mean and spread of reward, pass@k, pass^k and
     majority-vote accuracy, and the per-item table when a task has more than one rollout."""
     log = run.rollouts
     n = len(log)
@@ -722,13 +727,8 @@ def rollout_summary(run: Run) -> dict[str, Any]:
     }
     ks = sorted({1, *(2**j for j in range(1, 20) if 2**j < (k or 1)), k or 1})
     pairs = Counter(zip(counts.tolist(), right.astype(np.int64).tolist(), strict=True))
-    pass_at: dict[str, float] = {}
-    for kk in ks:
-        usable = [(nc, w) for nc, w in pairs.items() if nc[0] >= kk]
-        weight = sum(w for _, w in usable)
-        if weight:
-            pass_at[str(kk)] = sum(pass_at_k(nn, cc, kk) * w for (nn, cc), w in usable) / weight
-    out["pass_at_k"] = pass_at
+    out["pass_at_k"] = m.per_task_estimate(pairs, ks, pass_at_k)
+    out["pass_hat_k"] = m.per_task_estimate(pairs, ks, m.pass_hat_k)
     out["majority_accuracy"] = _majority_accuracy(inverse, label, correct, len(items))
     if len(items) and (int(counts.max()) > 1 or (k or 1) > 1):
         out["per_item"] = {
@@ -812,6 +812,7 @@ def completeness(run: Run, rollouts: Mapping[str, Any] | None = None) -> dict[st
     rollouts = rollouts if rollouts is not None else rollout_summary(run)
     n_bases = len(run.selection_bases)
     base = run.selection_bases.values[0] if n_bases == 1 else {}
+    base, from_files = _selection_from_files(run, base, rollouts)
     shards = sorted(run.shards, key=str)
     mixed = n_bases > 1 or any(len(v) > 1 for v in run.provenance.values()) or bool(rollouts["mixed"])
     n_expected, start, step = _expected_tasks(run, base, shards)
@@ -826,8 +827,10 @@ def completeness(run: Run, rollouts: Mapping[str, Any] | None = None) -> dict[st
         **found,
         "shards": [s for s in shards if s is not None],
         "mixed_provenance": mixed,
+        **from_files,
         "complete": bool(
             n_expected is not None
+            and from_files.get("episodes_match_plan") is not False
             and not n_missing
             and not n_outside
             and ids_match is not False
@@ -837,6 +840,27 @@ def completeness(run: Run, rollouts: Mapping[str, Any] | None = None) -> dict[st
             and not mixed
         ),
     }
+
+
+def _selection_from_files(
+    run: Run, base: Mapping[str, Any], rollouts: Mapping[str, Any]
+) -> tuple[Mapping[str, Any], dict[str, Any]]:
+    """For a prime-rl eval epoch (`run.expected`), whose traces record no selection: the
+    selection prime-rl's own files imply, and what the report says of it. prime-rl
+    evaluates the first tasks of the taskset, in order, k rollouts each (k: the most any
+    task has); plan.json gives the episodes planned, so the tasks are planned / k, and a
+    plan that is not whole groups of k makes the run incomplete. Without a plan the tasks
+    are 0 to the highest idx seen (a run cut after its last task cannot show)."""
+    if run.expected is None or isinstance(base.get("n_expected"), int):
+        return base, {}
+    k = int(rollouts.get("per_task") or 1)
+    planned = run.expected.episodes
+    ids = run.seen.ids()
+    n_tasks = planned // k if planned is not None else (int(ids.max()) + 1 if len(ids) else 0)
+    said: dict[str, Any] = {"expected_from": run.expected.source, "episodes_planned": planned}
+    if planned is not None:
+        said["episodes_match_plan"] = planned == n_tasks * k
+    return {**base, "n_expected": n_tasks, "contiguous": True}, said
 
 
 def _expected_tasks(run: Run, base: Mapping[str, Any], shards: list[Any]) -> tuple[int | None, int, int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from medhal.reports.traces import TraceFileError, configured_rollouts, iter_trac
 
 if TYPE_CHECKING:
     from medhal.reports.items import ItemLog
+    from medhal.reports.prime_rl import Epoch
     from medhal.reports.report import Run
 
 
@@ -92,6 +94,9 @@ def completeness_problems(reports: Sequence[Mapping[str, Any]]) -> list[str]:
             parts.append(f"{rollouts['n_extra_rollouts']} rollouts over {rollouts['per_task']} per task")
         if r.get("mixed_provenance") or rollouts.get("mixed"):
             parts.append("mixed provenance")
+        if r.get("episodes_match_plan") is False:
+            planned, tasks = r["episodes_planned"], r["n_expected"]
+            parts.append(f"prime-rl planned {planned} episodes, not {tasks} tasks' rollouts")
         if parts:
             problems.append(
                 f"{one_line(r['source'])}: incomplete run ({', '.join(parts)}); --allow-incomplete to accept it"
@@ -151,6 +156,8 @@ def build_report_of(run: Run, out: Path) -> dict[str, Any]:
 
     report = build_report(run)
     report["source"] = " + ".join(shown_source(Path(file), out) for file in run.path.split(" + "))
+    if run.expected is not None:
+        report["source"] += f" ({run.expected.part})"
     report["headline"] = list(run.spec.headline)
     return report
 
@@ -160,38 +167,111 @@ def read_runs(
 ) -> list[tuple[Run, Path]]:
     """Each run read, with the directory its report goes to. Two runs whose reports would
     go to one directory (two trace files side by side, no -o) are refused: one report
-    would silently replace the other."""
+    would silently replace the other. A prime-rl run directory gives one run per eval
+    epoch (`prime_rl_inputs`)."""
     from medhal.reports.items import ItemLog
     from medhal.reports.report import Run, read_run
 
-    files = [resolve_trace_file(path) for path in paths]
+    inputs = prime_rl_inputs(paths, env_id)
+    files = [file for file, _ in inputs]
     if merge:
+        if any(epoch is not None for _, epoch in inputs):
+            raise TraceFileError(
+                f"{paths[0]}: --merge reads the shards of one eval run; a prime-rl eval epoch is "
+                "one run already"
+            )
         spec = report_spec(env_id or _benchmark_of(files[0]))
         run = Run(spec, " + ".join(map(str, files)), merged=True, view=ItemLog(spec.group_fields))
         for file in files:
             run.expect_rollouts(configured_rollouts(file))
             for record in iter_traces(file):
                 run.add(record)
-        groups = [(run, output or Path("outputs") / "merged")]
-    else:
-        outs = [
-            file.parent if output is None else (output if len(files) == 1 else output / f"run{i + 1}")
-            for i, file in enumerate(files)
-        ]
-        by_out: dict[Path, Path] = {}
-        for file, out in zip(files, outs, strict=True):
-            other = by_out.setdefault(out.resolve(), file)
-            if other != file:
-                raise TraceFileError(
-                    f"{file}: its report would replace the report of {other} (both go to {out}); "
-                    "give -o DIR (each run then reports to DIR/runN)"
-                )
-        groups = []
-        for file, out in zip(files, outs, strict=True):
+        return [(run, output or Path("outputs") / "merged")]
+    outs = [
+        _default_out(file, epoch)
+        if output is None
+        else (output if len(inputs) == 1 else output / f"run{i + 1}")
+        for i, (file, epoch) in enumerate(inputs)
+    ]
+    by_out: dict[Path, str] = {}
+    for (file, epoch), out in zip(inputs, outs, strict=True):
+        name = f"{file} ({epoch.expected.part})" if epoch is not None else str(file)
+        other = by_out.setdefault(out.resolve(), name)
+        if other != name:
+            raise TraceFileError(
+                f"{name}: its report would replace the report of {other} (both go to {out}); "
+                "give -o DIR (each run then reports to DIR/runN)"
+            )
+    groups = []
+    epochs = []
+    for (file, epoch), out in zip(inputs, outs, strict=True):
+        if epoch is None:
             spec = report_spec(env_id or _benchmark_of(file))
             view = ItemLog(spec.group_fields)
-            groups.append((read_run(file, spec, keep_items=len(files) > 1, view=view), out))
+            groups.append((read_run(file, spec, keep_items=len(inputs) > 1, view=view), out))
+        else:
+            spec = report_spec(env_id or epoch.benchmark)
+            view = ItemLog(spec.group_fields)
+            run = Run(spec, str(file), keep_items=len(inputs) > 1, view=view, expected=epoch.expected)
+            groups.append((run, out))
+            epochs.append((epoch, run))
+    if epochs:
+        read_epoch_runs(epochs)
     return groups
+
+
+def prime_rl_inputs(paths: list[Path], env_id: str | None) -> list[tuple[Path, Epoch | None]]:
+    """Each path as the runs it holds: a trace file or run directory is one run (the
+    epoch None); a prime-rl run directory is one run per eval epoch of a medhal
+    environment (an epoch whose tasks name no benchmark is another project's and is left
+    out; a prime-rl path with none of ours is an error)."""
+    from medhal.reports.prime_rl import epochs
+
+    inputs: list[tuple[Path, Epoch | None]] = []
+    for path in paths:
+        found = epochs(path)
+        if found is None:
+            inputs.append((resolve_trace_file(path), None))
+            continue
+        ours = [e for e in found if env_id is not None or _known_benchmark(e)]
+        if not ours:
+            names = ", ".join(sorted({e.env for e in found}))
+            raise TraceFileError(f"{path}: no eval episodes of a medhal environment (envs: {names})")
+        inputs += [(epoch.files[0], epoch) for epoch in ours]
+    return inputs
+
+
+def _known_benchmark(epoch: Epoch) -> bool:
+    """Whether the epoch is a medhal environment's: its first task names a benchmark (else
+    another project's), resolved through the installed environments as `_benchmark_of` does."""
+    from medhal.reports.registry import UnknownEnvironment, entry_point
+
+    if epoch.benchmark is None:
+        return False
+    try:
+        entry_point(epoch.benchmark)
+    except UnknownEnvironment as e:
+        raise TraceFileError(f"{epoch.first}: field 'task.data.benchmark': {e}") from None
+    return True
+
+
+def read_epoch_runs(epochs: list[tuple[Epoch, Run]]) -> None:
+    """The prime-rl epochs' runs filled from their files, in one pass over each file."""
+    from medhal.reports.prime_rl import read_epochs
+
+    read_epochs([(epoch, run.add) for epoch, run in epochs])
+    for _, run in epochs:
+        run.flush()
+
+
+def _default_out(file: Path, epoch: Epoch | None) -> Path:
+    """Where a run's report goes without -o: beside its traces; for a prime-rl epoch,
+    `<run dir>/medhal-reports/<env>--step_<N>` (the env name made a safe folder name)."""
+    if epoch is None:
+        return file.parent
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", epoch.env).strip(".") or "env"
+    step = f"step_{epoch.step}" if epoch.step is not None else "no_step"
+    return epoch.root / "medhal-reports" / f"{name}--{step}"
 
 
 def shown_source(file: Path, out: Path) -> str:

@@ -305,6 +305,7 @@ def test_traces_record_every_convention(tmp_path):
         "parsed_authors": 0.0,
         "correct_strict": 0.0,
         "parsed_strict": 0.0,
+        "paper_points": -0.25,  # eq. 1 of the paper, recorded by the task whatever the reward options
         # every outcome of every set's rules, under every convention (0: not read, or another set's rule)
         **{
             f"{outcome}_{convention}": 0.0
@@ -646,6 +647,7 @@ def test_eval_then_report_on_real_rows(assets_dir, tmp_path, endpoint):
         "parsed_authors": 0.0,
         "correct_strict": 0.0,
         "parsed_strict": 0.0,
+        "paper_points": -0.25,  # eq. 1 of the paper, recorded by the task whatever the reward options
         # every outcome of every set's rules, under every convention (0: not read, or another set's rule)
         **{
             f"{outcome}_{convention}": 0.0

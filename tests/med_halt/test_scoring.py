@@ -662,7 +662,7 @@ async def test_task_reward_metrics_and_info(reply, points, expected, answer):
 
     trace = await score_reply(_task(), reply)
     assert trace.rewards == {"points": points}
-    assert trace.metrics == expected
+    assert trace.metrics == {**expected, "paper_points": points}
     assert trace.info["answer"] == answer
     assert trace.info["readings"]["medhal"] == answer
 

@@ -356,12 +356,14 @@ def test_provenance_of_a_local_file(tmp_path, assets_dir):
         "shot_seed": 3,
         "fake_scoring": "decline",
         "ir_matching": "normalized",
+        "role": None,
+        "binary_reward": False,
         "parser": "authors",
         "prompts": "pinned",
         "dataset_path": str(path),
         "revision": None,
     }
-    assert prov["reward"] == {"wrong_reward": -0.25, "invalid_reward": None}
+    assert prov["reward"] == {"wrong_reward": -0.25, "invalid_reward": None, "binary_reward": False}
     assert prov["code"] == {
         "environment": "med-halt",
         "environment_version": version("med-halt"),

@@ -7,6 +7,7 @@ majority-vote accuracy; its intervals resample tasks; completeness expects n_tas
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -84,6 +85,10 @@ def test_rollouts_of_one_task_are_one_item_with_k_samples(tmp_path):
     # pass@1 = mean of c/n = 1/2. pass@2: task 0: 1; task 1 (c=1): 1 - C(2,2)/C(3,2) = 2/3;
     # task 2: 0; task 3 (c=2): 1 - 0 = 1 -> (1 + 2/3 + 0 + 1) / 4 = 2/3. pass@3: 3/4.
     assert rollouts["pass_at_k"] == pytest.approx({"1": 0.5, "2": 2 / 3, "3": 0.75})
+    # pass^k (all k right): C(c, k) / C(n, k) per task, averaged. pass^1 = pass@1 = 1/2.
+    # pass^2: task 0 (c=3): C(3,2)/C(3,2) = 1; task 1 (c=1): 0; task 2: 0; task 3 (c=2): 1/3
+    # -> (1 + 1/3) / 4 = 1/3. pass^3: only task 0 -> 1/4.
+    assert rollouts["pass_hat_k"] == pytest.approx({"1": 0.5, "2": 1 / 3, "3": 0.25})
     # Majority vote: tasks 0 and 3 right, 1 and 2 wrong.
     assert rollouts["majority_accuracy"] == pytest.approx(0.5)
     items = report["per_item"]
@@ -100,6 +105,34 @@ def test_the_report_says_pass_at_k_and_the_spread_in_words(tmp_path):
     text = to_markdown(report, ("accuracy",))
     assert "Complete: 4 of 4 tasks x 3 rollouts" in text
     assert "pass@3" in text and "majority vote" in text
+    assert "| pass^2 (all 2 right; unbiased estimator) | 0.333 |" in text
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+def test_pass_hat_k_is_the_share_of_k_subsets_all_right(n):
+    """pass^k of one task, counted the long way: every way of drawing k of its n samples
+    (without replacement), the share in which all k are right; and pass@k the share in
+    which at least one is."""
+    from medhal.reports.metrics import pass_hat_k
+    from medhal.reports.report import pass_at_k
+
+    for c in range(n + 1):
+        samples = [True] * c + [False] * (n - c)
+        for k in range(1, n + 1):
+            draws = list(itertools.combinations(samples, k))
+            assert pass_hat_k(n, c, k) == pytest.approx(sum(all(d) for d in draws) / len(draws))
+            assert pass_at_k(n, c, k) == pytest.approx(sum(any(d) for d in draws) / len(draws))
+
+
+def test_pass_hat_k_averages_over_the_tasks_that_have_k_rollouts(tmp_path):
+    # task 0: 1 0 1 (c=2 of 3); task 1: 1 1, one rollout short of three (c=2 of 2).
+    # pass^1: (2/3 + 1) / 2; pass^2: (C(2,2)/C(3,2) + 1) / 2 = (1/3 + 1) / 2; pass^3: task 0's
+    # alone, C(2,3) = 0.
+    rows = [rollout(0, r, r != 1) for r in range(3)] + [rollout(1, r, True) for r in range(2)]
+    report = build_report(read_run(write_run(tmp_path / "run", rows, 3), SPEC))
+    assert report["rollouts"]["n_short_tasks"] == 1
+    hat = report["rollouts"]["pass_hat_k"]
+    assert hat == pytest.approx({"1": (2 / 3 + 1) / 2, "2": (1 / 3 + 1) / 2, "3": 0.0})
 
 
 def test_intervals_resample_tasks_not_rollouts(tmp_path):

@@ -147,6 +147,7 @@ class _Item:
             not_sure_reward,
         )
         self.invalid_reward = 0.0
+        self.binary_reward = False
 
 
 @PROPERTY

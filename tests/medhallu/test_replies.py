@@ -453,6 +453,7 @@ class Item:
     ):
         self.label, self.parser, self.not_sure_offered = label, parser, offered
         self.not_sure_reward, self.invalid_reward = not_sure_reward, invalid_reward
+        self.binary_reward = False
 
 
 def test_score_records_every_convention_and_follows_the_runs():

@@ -79,10 +79,10 @@ def test_shared_pqa_labeled_gives_two_items_per_row(assets_dir, labeled):
         provenance["path"] == str(labeled)
         and provenance["sha256"] == hashlib.sha256(labeled.read_bytes()).hexdigest()
     )
-    assert (provenance["dataset"], provenance["config"], provenance["split"]) == (
+    assert (provenance["dataset"], provenance["config"], provenance["role"]) == (
         DATASET_ID,
         "pqa_labeled",
-        "eval",
+        {"role": "eval", "stated": False},
     )
     assert provenance["prompt"] == {
         "variant": "official (not sure offered)",
@@ -102,6 +102,8 @@ def test_shared_pqa_labeled_gives_two_items_per_row(assets_dir, labeled):
         "invalid_reward": 0.0,
         "difficulty": "all",
         "answer_vocabulary": "digits",
+        "role": None,
+        "binary_reward": False,
         "parser": "medhal",
         "prompts": "pinned",
         "dataset_path": str(labeled),
@@ -204,7 +206,7 @@ def test_both_configs_load_from_the_pinned_hub_id(assets_dir, monkeypatch, confi
         REVISION,
     )
     assert "path" not in provenance and "sha256" not in provenance
-    assert provenance["split"] == {"pqa_labeled": "eval", "pqa_artificial": "train"}[config]
+    assert provenance["role"] == {"role": "eval", "stated": False}  # no role stated: an evaluation
     assert tasks[0].data.source_id == f"{config}:0"
     tasks = load(config=config, revision="abc123")
     assert calls[-1][3] == "abc123" and tasks[0].data.provenance["revision"] == "abc123"
@@ -213,7 +215,7 @@ def test_both_configs_load_from_the_pinned_hub_id(assets_dir, monkeypatch, confi
 def test_pqa_artificial_from_a_local_file(assets_dir, tmp_path):
     path = write_jsonl(tmp_path / "pqa_artificial.jsonl", read_jsonl(DEMO_ROWS))
     tasks = load(config="pqa_artificial", split="train", dataset_path=str(path))
-    assert len(tasks) == 6 and tasks[0].data.provenance["split"] == "train"
+    assert len(tasks) == 6 and tasks[0].data.provenance["role"] == {"role": "train", "stated": True}
     assert tasks[0].data.source_id == "pqa_artificial:0"
 
 
@@ -286,7 +288,8 @@ def test_selection_is_stamped_on_every_selected_task(assets_dir, labeled):
                 )
             ],
         ),
-        ({"config": "pqa_artificial", "split": "eval"}, ["use config='pqa_labeled' for split='eval'"]),
+        ({"config": "pqa_artificial", "split": "eval"}, ["use config='pqa_labeled' for role='eval'"]),
+        ({"role": "test"}, ["role", "'eval' or 'train'"]),
         ({"not_sure_reward": 1.5}, ["not_sure_reward", "less than or equal to 1"]),
         ({"not_sure_reward": -0.1}, ["not_sure_reward", "greater than or equal to 0"]),
         ({"not_sure": False, "not_sure_reward": 0.5}, ["not_sure_reward is set but not_sure is false"]),

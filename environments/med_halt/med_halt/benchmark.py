@@ -87,6 +87,19 @@ SUBSETS: dict[str, tuple[str, ...]] = {
 """Values of the `subset` option and the sets each one selects."""
 
 FULL_SIZE = sum(s.size for s in SETS.values())  # 59,254
+TRAINABLE = (FCT.config,)
+"""The sets a run may train on (`role = train`), and then only rows of the source exams'
+train, val or dev splits: FCT's test rows are the evaluation side. NOTA, fake and IR are
+evaluation-only: NOTA rewrites FCT's exam questions (an FCT question trained on is a NOTA
+item seen), every fake question and IR paper has one answer that is right by construction
+(README, "Constant answers and RL"), and the four IR sets ask about the same papers."""
+TRAINING_SPLIT_TYPES = ("train", "val", "dev")
+EVALUATION_SETS = {name: f"medhalt/{name}" for name in SETS}
+"""The evaluation sets whose items' fingerprints ship with the environment (for FCT: its
+test rows), each with the stem of its file in a data directory (`medhal fetch -o DIR`)."""
+EVAL_FINGERPRINTS = Path(__file__).parent / "eval_fingerprints.json"
+"""Fingerprints of the evaluation sets' items (`medhal.kit.roles`), written by
+`scripts/eval_fingerprints.py` from the real files: a training load holding any is refused."""
 TITLE_SETS = (PMID2TITLE.config, LINK2TITLE.config)
 LINK_SETS = (TITLE2LINK.config, ABSTRACT2LINK.config)
 

@@ -40,6 +40,7 @@ from med_halt.benchmark import (
     FCT,
     LINK2TITLE,
     PMID2TITLE,
+    SETS,
     TITLE2LINK,
     TITLE_SETS,
     SetSpec,
@@ -242,3 +243,23 @@ def to_item(spec: SetSpec, row: dict, where: str) -> RowItem:
     if spec.config in _IR_INPUT:
         return ir_item(spec, row, where)
     return reasoning_item(spec, row, where)
+
+
+def item_text(model_input: dict[str, Any], fields: dict[str, Any]) -> tuple[str, str]:
+    """The question and answer text of an item (what its evaluation fingerprint is made
+    of, `medhal.kit.roles`): the exam question or the paper field asked about, and the gold."""
+    question = model_input.get("Question", next(iter(model_input.values())))
+    return str(question), str(fields["gold"])
+
+
+def evaluation_items(set_name: str, rows: list[dict], origin: str) -> list[tuple[str, str]]:
+    """The items of a set's rows on its evaluation side (every row; FCT's test rows), each
+    row checked as loading checks it."""
+    spec = SETS[set_name]
+    items = []
+    for number, row in enumerate(rows, start=1):
+        model_input, fields = to_item(spec, row, f"{origin}: row {number}")
+        if spec is FCT and fields["split_type"] != "test":
+            continue
+        items.append(item_text(model_input, fields))
+    return items

@@ -5,8 +5,9 @@ task whose user message is the authors' few-shot prompt for that set (pinned pro
 assets, default version v0 with 2 shots drawn with a seed) followed by the row as
 `Input: <dict>\\nOutput: `. The reply is read under every convention and graded by the
 set's rule (see `scoring`); the reward is +1 for a right answer and -0.25 otherwise,
-format errors included, so guessing is penalised as in the paper. Tasks load set by set
-in a fixed order, rows in file order (idx = position).
+format errors included, so guessing is penalised as in the paper (or 1 / 0 under
+`binary_reward`, with the paper's points kept as the `paper_points` metric). Tasks load set
+by set in a fixed order, rows in file order (idx = position).
 """
 
 from __future__ import annotations
@@ -26,19 +27,27 @@ from med_halt.benchmark import (
     DEMO_DIR,
     DEMO_PROMPT_FILES,
     ENV_ID,
+    EVAL_FINGERPRINTS,
     FAKE,
     MEMORY,
     PROMPT_FILES,
     SETS,
     SUBSETS,
+    TRAINABLE,
+    TRAINING_SPLIT_TYPES,
     WRONG_REWARD,
 )
 from med_halt.prompts import Preamble, build_preamble
-from med_halt.rows import to_item
+from med_halt.rows import item_text, to_item
 from med_halt.scoring import FAKE_RULES, IR_RULES, gold_reply, rules, score, wrong_reply
 from medhal.kit.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
 from medhal.kit.outcomes import CORRECT, PARSED
+from medhal.kit.roles import load_fingerprints, refuse_evaluation_items
 from medhal.kit.task import BenchmarkConfig, BenchmarkData, RecordsSelection, validate_task
+
+PAPER_POINTS = "paper_points"
+"""Metric: the item's points under eq. 1 of the paper (+1 right, -0.25 otherwise) under the
+run's reading, whatever the reward options (`binary_reward`, `task.wrong_reward`) pay."""
 
 SubsetName = Literal[
     "reasoning_FCT",
@@ -86,7 +95,8 @@ class MedHaltData(BenchmarkData):
 class MedHaltTaskConfig(vf.TaskConfig):
     wrong_reward: float = Field(WRONG_REWARD, ge=-1.0, le=0.0)
     """Reward for a wrong answer or a format error, between -1 and 0 (RL knob; report
-    scores always use -0.25)."""
+    scores always use -0.25). The taskset's `binary_reward` replaces the default; another
+    value beside it is refused."""
     invalid_reward: float | None = Field(None, ge=-1.0, le=0.0)
     """Reward for a format error alone (no answer read under the run's convention), between
     -1 and 0; unset (the default): `wrong_reward`, as eq. 1 of the paper counts a format
@@ -102,30 +112,37 @@ class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
         and every rule of the set. The answers read go on `trace.info`."""
         scored = score(task, trace.last_reply)
         trace.info.update(scored.info)
-        return scored.metrics
+        return {**scored.metrics, PAPER_POINTS: 1.0 if scored.metrics[CORRECT] else WRONG_REWARD}
 
     @vf.reward(weight=1.0)
     async def points(self, trace: vf.Trace) -> float:
+        """+1 for a right answer, `wrong_reward` (the paper's -0.25) for a wrong one and,
+        when set, `invalid_reward` for a format error; under `binary_reward` 1 or 0."""
         if trace.metrics[CORRECT]:
             return 1.0
+        if self.data.binary_reward:
+            return 0.0
         if not trace.metrics[PARSED] and self.config.invalid_reward is not None:
             return float(self.config.invalid_reward)
         return float(self.config.wrong_reward)
 
     async def validate(self, runtime: object = None) -> bool:
         """The answer dict a perfect model writes earns +1 and is read under every
-        convention; a wrong one earns the wrong-answer reward."""
-        return await validate_task(
-            self, gold_reply(self.data), wrong_reply(self.data), 1.0, self.config.wrong_reward
-        )
+        convention; a wrong one earns the wrong-answer reward (0 under `binary_reward`)."""
+        worst = 0.0 if self.data.binary_reward else self.config.wrong_reward
+        return await validate_task(self, gold_reply(self.data), wrong_reply(self.data), 1.0, worst)
 
 
 class MedHaltConfig(BenchmarkConfig):
+    REWARD_OPTIONS = ("task.wrong_reward", "task.invalid_reward")
+
     subset: SubsetName = "all"
     """A test set, `reasoning`, `memory` or `all`."""
     split_type: Literal["all", "train", "val", "test", "dev"] = "all"
     """Keep reasoning rows of one source split; `all` keeps every row, as the paper's
-    full-set sizes do. IR rows have no split."""
+    full-set sizes do. IR rows have no split. A training role (`role = train`) needs train,
+    val or dev: the test rows are the evaluation side. (A row filter, not the run's role,
+    which is `role`.)"""
     prompt_version: Literal["v0", "v1", "v2"] = DEFAULT_PROMPT_VERSION
     """The authors' prompt version."""
     num_shots: int = Field(DEFAULT_NUM_SHOTS, ge=0, le=5)
@@ -154,6 +171,24 @@ class MedHaltConfig(BenchmarkConfig):
                 f"split_type {self.split_type!r} filters reasoning rows, but subset {self.subset!r} "
                 f"includes IR sets, which have no split ({', '.join(memory)}); use split_type 'all' "
                 "or a reasoning subset"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _training_on_trainable_rows_only(self) -> MedHaltConfig:
+        if self.role != "train":
+            return self
+        held = [name for name in SUBSETS[self.subset] if name not in TRAINABLE]
+        if held:
+            raise ValueError(
+                f"role 'train' with subset {self.subset!r}: {', '.join(held)} "
+                f"{'is an evaluation-only set' if len(held) == 1 else 'are evaluation-only sets'} "
+                f"(see the README's train/eval table); train on subset {TRAINABLE[0]!r}"
+            )
+        if self.split_type not in TRAINING_SPLIT_TYPES:
+            raise ValueError(
+                f"role 'train' with split_type {self.split_type!r}: the test rows are the evaluation "
+                f"side; use split_type {' or '.join(map(repr, TRAINING_SPLIT_TYPES))}"
             )
         return self
 
@@ -228,6 +263,19 @@ class MedHaltTaskset(RecordsSelection, vf.Taskset[MedHaltTask, MedHaltConfig]):
         }
         return self._tasks(sources, preambles)
 
+    def _refuse_evaluation_items(self, name: str, loaded: LoadedRows) -> None:
+        """A training load's rows (those its split_type keeps) against Med-HALT's evaluation
+        fingerprints: one line naming the file and the count when any row is an evaluation item."""
+        spec, wanted = SETS[name], self.config.split_type
+
+        def kept() -> Iterator[list[tuple[str, str]]]:
+            for number, row in enumerate(loaded.rows, start=1):
+                model_input, fields = to_item(spec, row, f"{loaded.origin}: row {number}")
+                if fields.get("split_type") == wanted:
+                    yield [item_text(model_input, fields)]
+
+        refuse_evaluation_items(load_fingerprints(EVAL_FINGERPRINTS), kept(), loaded.origin, "Med-HALT")
+
     def _tasks(
         self, sources: dict[str, Path | None], preambles: dict[str, Preamble]
     ) -> Iterator[MedHaltTask]:
@@ -250,9 +298,14 @@ class MedHaltTaskset(RecordsSelection, vf.Taskset[MedHaltTask, MedHaltConfig]):
                     "prompts": cfg.prompts,
                     "prompt_assets": [a.provenance() for a in assets],
                     "scoring_rule": cfg.rule(name),
-                    "reward": cfg.task.model_dump(mode="json", include={"wrong_reward", "invalid_reward"}),
+                    "reward": {
+                        **cfg.task.model_dump(mode="json", include={"wrong_reward", "invalid_reward"}),
+                        "binary_reward": cfg.binary_reward,
+                    },
                 },
             )
+            if cfg.role == "train":
+                self._refuse_evaluation_items(name, loaded)
             kept = 0
             first_seen: dict[str, int] = {}
             for number, row in enumerate(loaded.rows, start=1):
@@ -277,6 +330,7 @@ class MedHaltTaskset(RecordsSelection, vf.Taskset[MedHaltTask, MedHaltConfig]):
                     test_set=name,
                     family=spec.family,
                     rule=cfg.rule(name),
+                    binary_reward=cfg.binary_reward,
                     **fields,
                 )
                 yield MedHaltTask(data, cfg.task)

@@ -21,6 +21,12 @@ COMPONENTS = {"scifact": 340, "healthver": 903, "medaesqa": 9106, "pubmedqa-fact
 """Component -> rows; the macro accuracy averages over these five."""
 FULL_SIZE = sum(COMPONENTS.values())  # 14,274
 EVAL_SPLIT = "test"
+EVALUATION_SETS = {"all": "medfact/medfact_bench"}
+"""The evaluation set (the whole benchmark: it is test-only) and the stem of its file in a
+data directory (`medhal fetch -o DIR`); a training role is refused for it whatever the rows."""
+EVAL_FINGERPRINTS = Path(__file__).parent / "eval_fingerprints.json"
+"""Fingerprints of the evaluation set's items (`medhal.kit.roles`), written by
+`scripts/eval_fingerprints.py` where the labelled rows are available."""
 DEFAULT_INVALID_REWARD = 0.0
 PROMPT = "the dataset's system_prompt column (one distinct value), verbatim; the row's user_prompt"
 

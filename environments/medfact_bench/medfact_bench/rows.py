@@ -23,3 +23,15 @@ def validate_rows(rows: list[dict], origin: str) -> None:
             raise DatasetError(
                 f"{origin}: row {number} field 'dataset' is {row['dataset']!r}, not one of {list(COMPONENTS)}"
             )
+
+
+def item_text(row: dict) -> tuple[str, str]:
+    """The question and answer text of an item (what its evaluation fingerprint is made of,
+    `medhal.kit.roles`): the claim with its article, and the gold label."""
+    return f"{row['claim']}\n{row['source']}", row["label"]
+
+
+def evaluation_items(set_name: str, rows: list[dict], origin: str) -> list[tuple[str, str]]:
+    """Every item of the benchmark's rows, the rows checked first."""
+    validate_rows(rows, origin)
+    return [item_text(row) for row in rows]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Literal
 
 import verifiers.v1 as vf
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from medfact_bench.benchmark import COLUMNS, DATASET, DEFAULT_INVALID_REWARD, ENV_ID, PROMPT
 from medfact_bench.prompts import system_prompt
@@ -46,8 +46,10 @@ class MedFactTask(vf.Task[MedFactData]):
     @vf.reward(weight=1.0)
     async def accuracy(self, trace: vf.Trace) -> float:
         """1 for the gold label, 0 for another label, `invalid_reward` (default 0) for a reply
-        without a readable score."""
-        return trace.metrics[CORRECT] if trace.metrics[PARSED] else self.data.invalid_reward
+        without a readable score; under `binary_reward`, 1 for the gold label and 0 otherwise."""
+        if trace.metrics[PARSED] or self.data.binary_reward:
+            return trace.metrics[CORRECT]
+        return self.data.invalid_reward
 
     async def validate(self, runtime: object = None) -> bool:
         """The gold score in the exact format asked for earns 1 under every convention; a
@@ -56,6 +58,8 @@ class MedFactTask(vf.Task[MedFactData]):
 
 
 class MedFactConfig(BenchmarkConfig):
+    REWARD_OPTIONS = ("invalid_reward",)
+
     subset: Component = "all"
     """`all`, or one component."""
     split: Literal["test"] = "test"
@@ -68,6 +72,15 @@ class MedFactConfig(BenchmarkConfig):
     """Local parquet/jsonl/json/csv file in the Hugging Face schema, instead of the Hub."""
     revision: str | None = None
     """Hub revision; defaults to the pinned one."""
+
+    @model_validator(mode="after")
+    def _evaluation_only(self) -> MedFactConfig:
+        if self.role == "train":
+            raise ValueError(
+                "role 'train': MedFact-Bench is evaluation-only (its one split holds test items; "
+                "Med-V1 trains on MedFact-Synth, which this project does not package)"
+            )
+        return self
 
 
 class MedFactTaskset(RecordsSelection, vf.Taskset[MedFactTask, MedFactConfig]):
@@ -93,6 +106,7 @@ class MedFactTaskset(RecordsSelection, vf.Taskset[MedFactTask, MedFactConfig]):
                 claim=row["claim"],
                 label=row["label"],
                 invalid_reward=cfg.invalid_reward,
+                binary_reward=cfg.binary_reward,
             )
             tasks.append(MedFactTask(data, cfg.task))
         return require_rows(tasks, loaded.origin, f"of component {cfg.subset!r}")

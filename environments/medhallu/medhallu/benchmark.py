@@ -21,6 +21,12 @@ CONFIGS = {"pqa_labeled": 1000, "pqa_artificial": 9000}
 """Hub configs and their row counts."""
 CONFIG_ROLE = {"pqa_labeled": "eval", "pqa_artificial": "train"}
 """pqa_labeled is the evaluation set; pqa_artificial is the training pool for RL."""
+EVALUATION_SETS = {"pqa_labeled": "medhallu/pqa_labeled"}
+"""The evaluation sets whose items' fingerprints ship with the environment, each with the
+stem of its file in a data directory (`medhal fetch -o DIR`: `DIR/medhallu/pqa_labeled.*`)."""
+EVAL_FINGERPRINTS = Path(__file__).parent / "eval_fingerprints.json"
+"""Fingerprints of the evaluation sets' items (`medhal.kit.roles`), written by
+`scripts/eval_fingerprints.py` from the real files: a training load holding any is refused."""
 FULL_SIZE = 2 * CONFIGS["pqa_labeled"]
 """Items in a complete evaluation run: both answers of every pqa_labeled row."""
 COLUMNS = (

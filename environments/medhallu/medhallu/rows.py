@@ -1,7 +1,8 @@
 """Checking MedHallu rows and turning each into detection items.
 
 Every row holds a question, its ground-truth answer and a generated hallucinated answer;
-each answer becomes an item (gold `factual` / `hallucinated`). Loading checks every row
+each answer becomes an item (gold `factual` / `hallucinated`), and each item's question and
+answer text is what its evaluation fingerprint is made of (`item_texts`). Loading checks every row
 (columns present, non-empty strings, `Knowledge` a non-empty list of strings, a known
 difficulty) and names the file, row and field of the first problem.
 """
@@ -51,3 +52,15 @@ def item_labels(row: dict, pairing: str, seed: int) -> tuple[str, ...]:
     if pairing == "one":
         return (HALLUCINATED,) if draws_hallucinated(row, seed) else (FACTUAL,)
     return (FACTUAL, HALLUCINATED)
+
+
+def item_texts(row: dict) -> list[tuple[str, str]]:
+    """The question and answer text of each item a row can give (both answers, whatever
+    the pairing): what an item's evaluation fingerprint is made of (`medhal.kit.roles`)."""
+    return [(row["Question"], row["Ground Truth"]), (row["Question"], row["Hallucinated Answer"])]
+
+
+def evaluation_items(set_name: str, rows: list[dict], origin: str) -> list[tuple[str, str]]:
+    """Every item of an evaluation set's rows (`EVALUATION_SETS`), the rows checked first."""
+    validate_rows(rows, origin)
+    return [item for row in rows for item in item_texts(row)]

@@ -2,7 +2,8 @@
 
 Every reply is read under each convention (`replies`); the run's convention decides
 `correct` and the reward: 1 for the gold verdict, `not_sure_reward` (default 0) for an
-abstention, 0 for a wrong verdict, `invalid_reward` (default 0) for an INVALID reply.
+abstention, 0 for a wrong verdict, `invalid_reward` (default 0) for an INVALID reply; under
+`binary_reward`, 1 for the gold verdict and 0 for anything else.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class Gradable(Protocol):
     not_sure_reward: float
     answer_vocabulary: str
     invalid_reward: float
+    binary_reward: bool
 
 
 @dataclass(frozen=True)
@@ -32,9 +34,14 @@ class Scored:
     info: dict[str, Any]
 
 
-def reward(label: str | None, gold: str, not_sure_reward: float, invalid_reward: float = 0.0) -> float:
+def reward(
+    label: str | None, gold: str, not_sure_reward: float, invalid_reward: float = 0.0, binary: bool = False
+) -> float:
     """1 for the gold verdict, `not_sure_reward` for an abstention, `invalid_reward` for a
-    reply read as no verdict at all, 0 for the wrong verdict."""
+    reply read as no verdict at all, 0 for the wrong verdict; `binary`: 1 for the gold
+    verdict, 0 for anything else."""
+    if binary:
+        return float(label == gold)
     if label == NOT_SURE:
         return not_sure_reward
     if label is None:
@@ -60,7 +67,9 @@ def score(item: Gradable, reply: str | None) -> Scored:
     metrics[CORRECT] = metrics[correct_key(item.parser)]
     metrics[PARSED] = metrics[parsed_key(item.parser)]
     metrics[NOT_SURE_METRIC] = float(own == NOT_SURE)
-    metrics["detection_reward"] = reward(own, item.label, item.not_sure_reward, item.invalid_reward)
+    metrics["detection_reward"] = reward(
+        own, item.label, item.not_sure_reward, item.invalid_reward, item.binary_reward
+    )
     info = {READINGS: labels, "pred_label": own}
     return Scored(metrics, info)
 

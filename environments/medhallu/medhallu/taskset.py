@@ -16,6 +16,7 @@ import verifiers.v1 as vf
 from pydantic import Field, model_validator
 
 from medhal.kit.datasets import HubDataset, load_rows, require_rows
+from medhal.kit.roles import Role, load_fingerprints, refuse_evaluation_items
 from medhal.kit.task import BenchmarkConfig, BenchmarkData, RecordsSelection, validate_task
 from medhallu.benchmark import (
     COLUMNS,
@@ -31,11 +32,12 @@ from medhallu.benchmark import (
     DEMO_PROMPT,
     DEMO_ROWS,
     ENV_ID,
+    EVAL_FINGERPRINTS,
     PROMPT_ASSET,
 )
 from medhallu.prompts import DetectionPrompts, extract_prompts, remove_not_sure, user_message
 from medhallu.replies import HALLUCINATED, Vocabulary
-from medhallu.rows import item_labels, validate_rows
+from medhallu.rows import item_labels, item_texts, validate_rows
 from medhallu.scoring import gold_reply, score, wrong_reply
 
 
@@ -79,12 +81,17 @@ class MedHalluTask(vf.Task[MedHalluData]):
 
 
 class MedHalluConfig(BenchmarkConfig):
+    REWARD_OPTIONS = ("not_sure_reward", "invalid_reward")
+
     config: Literal["pqa_labeled", "pqa_artificial"] = DEFAULT_CONFIG
-    """Hub config: `pqa_labeled` (1,000 rows, the evaluation set) or `pqa_artificial`
-    (9,000 rows, the training pool)."""
-    split: Literal["eval", "train"] | None = None
-    """The role the run gives the data; must agree with `config` (pqa_labeled = eval,
-    pqa_artificial = train). Unset: taken from `config` and recorded."""
+    """Hub config: `pqa_labeled` (1,000 rows, the evaluation set: a training role is
+    refused) or `pqa_artificial` (9,000 rows, the training pool; a training load of it is
+    checked against pqa_labeled's fingerprints)."""
+    split: Role | None = None
+    """The old name of `role` (the role the run gives the data), kept because configs
+    written for earlier versions set it (prime-rl `[[orchestrator.*]]` tables, prime's
+    `env_args`, `--taskset.split`): renaming it would break them. It sets `role`; giving
+    both with different values is refused."""
     pairing: Literal["both", "one"] = DEFAULT_PAIRING
     """`both`: two items per row (factual, then hallucinated). `one`: one item per row,
     chosen by a seeded draw from the row's own text (independent of row order)."""
@@ -116,15 +123,27 @@ class MedHalluConfig(BenchmarkConfig):
     revision: str | None = None
     """Hub revision; defaults to the pinned one."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _split_is_role(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("split") is not None:
+            if data.get("role") is not None and data["role"] != data["split"]:
+                raise ValueError(
+                    f"role {data['role']!r} and split {data['split']!r}: split is the old name of role; "
+                    "give one"
+                )
+            return {**data, "role": data["split"]}
+        return data
+
     @model_validator(mode="after")
-    def _split_matches_config(self) -> MedHalluConfig:
+    def _role_matches_config(self) -> MedHalluConfig:
         role = CONFIG_ROLE[self.config]
-        if self.split is not None and self.split != role:
-            other = next(c for c, r in CONFIG_ROLE.items() if r == self.split)
+        if self.role is not None and self.role != role:
+            other = next(c for c, r in CONFIG_ROLE.items() if r == self.role)
             raise ValueError(
-                f"split {self.split!r} with config {self.config!r}: {self.config} is MedHallu's "
-                f"{role} set, and using it for {self.split} would mix training and evaluation "
-                f"data; use config={other!r} for split={self.split!r}"
+                f"role {self.role!r} with config {self.config!r}: {self.config} is MedHallu's "
+                f"{role} set, and using it for {self.role} would mix training and evaluation "
+                f"data; use config={other!r} for role={self.role!r}"
             )
         if self.not_sure_reward and not self.not_sure:
             raise ValueError("not_sure_reward is set but not_sure is false: no abstention can be rewarded")
@@ -149,12 +168,15 @@ class MedHalluTaskset(RecordsSelection, vf.Taskset[MedHalluTask, MedHalluConfig]
         hub = HubDataset(id=DATASET.id, revision=DATASET.revision, config=cfg.config, split=DATASET.split)
         loaded = load_rows(hub, cfg.dataset_path, cfg.revision, columns=COLUMNS)
         validate_rows(loaded.rows, loaded.origin)
+        if cfg.role == "train":
+            fingerprints = load_fingerprints(EVAL_FINGERPRINTS)
+            rows = (item_texts(row) for row in loaded.rows)
+            refuse_evaluation_items(fingerprints, rows, loaded.origin, "MedHallu")
         prompts = load_prompts(cfg.not_sure, cfg.prompts)
         provenance = cfg.provenance(
             ENV_ID,
             {
                 **loaded.provenance,
-                "split": CONFIG_ROLE[cfg.config],
                 "prompt": {
                     "variant": "official (not sure offered)"
                     if cfg.not_sure
@@ -188,6 +210,7 @@ class MedHalluTaskset(RecordsSelection, vf.Taskset[MedHalluTask, MedHalluConfig]
                     not_sure_reward=cfg.not_sure_reward,
                     answer_vocabulary=cfg.answer_vocabulary,
                     invalid_reward=cfg.invalid_reward,
+                    binary_reward=cfg.binary_reward,
                 )
                 tasks.append(MedHalluTask(data, cfg.task))
         return require_rows(tasks, loaded.origin, f"of difficulty {cfg.difficulty!r}")
