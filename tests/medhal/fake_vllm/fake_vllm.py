@@ -164,8 +164,11 @@ def main(argv: list[str]) -> int:
     engine = start_engine()
     pids_file = os.environ.get("FAKE_VLLM_PIDS_FILE")
     if pids_file:
-        with open(pids_file, "w") as f:
+        # Written whole, then renamed: the tests wait for the file to exist and may stop this
+        # process at once (a SIGTERM between open and dump left an empty file under load).
+        with open(pids_file + ".tmp", "w") as f:
             json.dump({"server": os.getpid(), "engine": engine.pid}, f)
+        os.replace(pids_file + ".tmp", pids_file)
     mode = os.environ.get("FAKE_VLLM_MODE", "")
     if mode == "model-not-found":
         return fail(
