@@ -65,7 +65,7 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
     visible."""
     from medhal.kit.replies import CONVENTIONS
     from medhal.reports.html import clean, headline_names
-    from medhal.reports.markdown import completeness_problems, figure_with_ci, fmt
+    from medhal.reports.markdown import complete_text, completeness_problems, figure_with_ci, fmt
 
     models = ", ".join(clean(str(m)) for m in report.get("provenance", {}).get("models") or {})
     lines = [f"{clean(report['title'])}: {report['n']} rollouts" + (f" of {models}" if models else "")]
@@ -75,7 +75,7 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
     if problems:
         lines.append("INCOMPLETE: " + "; ".join(problems) + ".")
     else:
-        lines.append(f"Complete: {report['n']} of {report['n_expected']} tasks, each once, one provenance.")
+        lines.append(complete_text(report))
     own = report.get("convention")
     lines.append(
         f"Errored rollouts: {report['n_errors']}; unreadable replies ({own} reading): "

@@ -174,6 +174,13 @@ class ReportSpec:
     figure_labels: Mapping[str, str] = field(default_factory=dict)
     """A reader's name for each of the benchmark's statistics ("F1, paper convention"),
     shown beside the code name in report.md and report.html (`figure_labels`)."""
+    vote_key: Callable[[ItemView], str] | None = None
+    """One rollout's answer as the benchmark's rule compares it: the rollouts of a task whose
+    keys are equal gave the same answer, and a majority vote counts keys. A benchmark whose
+    rule accepts several spellings of one answer (Med-HALT compares case- and space-blind
+    texts, any phrasing of "I do not know") must give them one key, or one right answer
+    spelt two ways splits its votes. None: the label read (`ItemView.pred`: a class,
+    INVALID or ERROR), right for a benchmark whose readings are its classes."""
 
 
 BASE_LABELS = {
@@ -351,8 +358,11 @@ class Run:
     sampling: DistinctValues = field(default_factory=DistinctValues)
     items: m.ItemTable | None = None
     rollouts_per_task: int | None = None
-    """Rollouts per task the run was asked for (`num_rollouts` in eval's config.toml), when
-    known; else the report reads it from the traces (the most any task has)."""
+    """Rollouts per task the run was asked for (`num_rollouts` in eval's config.toml,
+    `rollouts_per_example` in vf-eval's metadata.json), when known; else the report reads it
+    from the traces (the most any task has)."""
+    rollouts_source: str | None = None
+    """The file `rollouts_per_task` comes from."""
     rollouts_conflict: bool = False
     """Run directories read as one run asked for different rollouts per task."""
     rollouts: RolloutLog = field(default_factory=lambda: RolloutLog())
@@ -406,7 +416,7 @@ class Run:
             item_cluster = cluster if spec.cluster_field else None
             row = [float(views[c].correct) for c in CONVENTIONS] + list(own)
             self.items.add(idx, item_cluster, row, content_digest(data))
-        self.rollouts.add(idx, record, view)
+        self.rollouts.add(idx, record, view, spec.vote_key(view) if spec.vote_key else view.pred)
         if spec.classes and gold is not None:
             self.pairs[(gold, view.pred)] += 1
         if record.errored:
@@ -607,19 +617,21 @@ class Run:
         self.sampling.add(record.sampling)
 
 
-    def expect_rollouts(self, k: int | None) -> None:
-        """Rollouts per task, from a run directory's config.toml (None: it does not say)."""
-        if k is None:
+    def expect_rollouts(self, configured: tuple[int, str] | None) -> None:
+        """Rollouts per task and the file that says so, from a run directory
+        (`configured_rollouts`; None: nothing says)."""
+        if configured is None:
             return
+        k, self.rollouts_source = configured
         if self.rollouts_per_task is not None and self.rollouts_per_task != k:
             self.rollouts_conflict = True
         self.rollouts_per_task = max(k, self.rollouts_per_task or 0)
 
 
 class RolloutLog:
-    """One compact row per rollout (task idx, trace id digest, right, reward, label read),
-    about 30 bytes each: what the report needs to tell the rollouts of a task from a
-    duplicated trace and to give per-item means, spread, pass@k and majority votes."""
+    """One compact row per rollout (task idx, trace id digest, right, reward, the answer's
+    vote key), about 30 bytes each: what the report needs to tell the rollouts of a task from
+    a duplicated trace and to give per-item means, spread, pass@k and majority votes."""
 
     def __init__(self) -> None:
         self.idx = array("q")
@@ -629,7 +641,8 @@ class RolloutLog:
         self.label = array("i")
         self.labels: dict[str, int] = {}
 
-    def add(self, idx: int, record: TraceRecord, view: ItemView) -> None:
+    def add(self, idx: int, record: TraceRecord, view: ItemView, vote: str) -> None:
+        """One rollout; `vote` is its answer's key (`ReportSpec.vote_key`)."""
         rollout_id = record.rollout_id
         self.idx.append(idx)
         self.rollout.append((hash(rollout_id) or 1) if rollout_id is not None else 0)
@@ -640,9 +653,9 @@ class RolloutLog:
         except TypeError:  # a null reward
             reward = float(sum(v for v in rewards.values() if v is not None))
         self.reward.append(reward if math.isfinite(reward) else 0.0)
-        code = self.labels.get(view.pred)
+        code = self.labels.get(vote)
         if code is None:
-            code = self.labels[view.pred] = len(self.labels)
+            code = self.labels[vote] = len(self.labels)
         self.label.append(code)
 
     def __len__(self) -> int:
@@ -704,7 +717,7 @@ def rollout_summary(run: Run) -> dict[str, Any]:
     sd = np.sqrt(spread / np.maximum(counts - 1, 1))
     out: dict[str, Any] = {
         "per_task": k,
-        "source": ("config.toml" if configured is not None else "traces") if k is not None else None,
+        "source": (run.rollouts_source if configured is not None else "traces") if k is not None else None,
         "n_duplicates": int(repeat.sum()),
         "n_short_tasks": int((counts < k).sum()) if k else 0,
         "n_missing_rollouts": int(np.maximum(k - counts, 0).sum()) if k else 0,
@@ -735,8 +748,9 @@ def rollout_summary(run: Run) -> dict[str, Any]:
 
 
 def _majority_accuracy(item: np.ndarray, label: np.ndarray, correct: np.ndarray, n_items: int) -> float:
-    """Share of items whose most frequent reading (a label, INVALID or ERROR) over their
-    rollouts is right; a tie between readings has no majority and counts as wrong."""
+    """Share of items whose most frequent answer over their rollouts (by vote key: one
+    answer however it is spelt, INVALID and ERROR among them) is right; a tie between
+    answers has no majority and counts as wrong."""
     if not n_items:
         return 0.0
     n_labels = int(label.max(initial=0)) + 1

@@ -67,7 +67,9 @@ class TraceRecord:
     rollout_id: str | None = None
     """The trace's own id (verifiers gives each rollout a uuid; it writes no rollout number):
     with the task idx, what tells one rollout of a task from another, and a duplicated line
-    from a second rollout. None for a row that has none (v0 results)."""
+    from a second rollout. A v0 results row has no id of its own (vf-eval writes the
+    example's id only): it is known by its file and line, so each row is a rollout. None for
+    a trace without an id (hand-made)."""
 
     @property
     def errored(self) -> bool:
@@ -428,6 +430,7 @@ def _from_v0(row: dict[str, Any], where: str, path: str, line: int) -> TraceReco
         info=_checked({k: v for k, v in info.items() if k != "task_data"}, "info", where),
         errors=[{"type": "Error", "message": str(error)}] if error else [],
         model=_text_or_none(row, "model", where, "model"),
+        rollout_id=where,
     )
 
 
@@ -492,32 +495,54 @@ def _record(row: Any, where: str, path: str, line: int, escapes: bool) -> TraceR
     )
 
 
-RUN_CONFIG = "config.toml"
-"""What `eval` writes beside `traces.jsonl`: the run's settings, `num_rollouts` among them."""
+RUN_SETTINGS = {
+    "traces.jsonl": ("config.toml", "num_rollouts"),
+    "results.jsonl": ("metadata.json", "rollouts_per_example"),
+}
+"""Where each trace file's run records its rollouts per task: `eval` writes `config.toml`
+(`num_rollouts`) beside `traces.jsonl`, vf-eval `metadata.json` (`rollouts_per_example`)
+beside `results.jsonl`."""
 
 
-def configured_rollouts(trace_file: Path) -> int | None:
-    """`num_rollouts` from the `config.toml` that `eval` wrote beside `trace_file` (rollouts
-    per task), or None when there is no such file or it does not say. Read as data (TOML,
-    one integer), never run; a file that is not TOML or holds another value is an error
+def configured_rollouts(trace_file: Path) -> tuple[int, str] | None:
+    """Rollouts per task the run asked for, and the file that says so (`RUN_SETTINGS`), or
+    None when there is no such file or it does not say. Read as data (TOML or JSON, one
+    integer), never run; a file that cannot be read or holds another value is an error
     naming it."""
-    import tomllib
-
-    path = trace_file.parent / RUN_CONFIG
+    if trace_file.name not in RUN_SETTINGS:
+        return None
+    name, key = RUN_SETTINGS[trace_file.name]
+    path = trace_file.parent / name
     if not path.is_file():
         return None
+    settings = _run_settings(path)
+    if key not in settings:
+        return None
+    value = settings[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_000_000:
+        shown = repr(value)[:40] if not isinstance(value, LongNumber) else _kind(value)
+        raise TraceFileError(f"{path}: field {key!r} is not a positive integer (got {shown})")
+    return value, name
+
+
+def _run_settings(path: Path) -> dict[str, Any]:
+    """A run's settings file (TOML or JSON by its name) as an object, or a TraceFileError."""
+    import tomllib
+
     try:
-        config = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        text = path.read_text(encoding="utf-8")
+        settings = tomllib.loads(text) if path.suffix == ".toml" else loads_json(text)
+    except tomllib.TOMLDecodeError as e:
         raise TraceFileError(f"{path}: not valid TOML ({str(e).splitlines()[0][:200]})") from None
+    except UnreadableText as e:
+        raise TraceFileError(f"{path}: {e}") from None
+    except UnicodeDecodeError:
+        raise TraceFileError(f"{path}: not UTF-8 text") from None
     except OSError as e:
         raise TraceFileError(f"{path}: cannot be read ({e.strerror})") from None
-    if "num_rollouts" not in config:
-        return None
-    value = config["num_rollouts"]
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_000_000:
-        raise TraceFileError(f"{path}: field 'num_rollouts' is not a positive integer (got {value!r:.40})")
-    return value
+    if not isinstance(settings, dict):
+        raise TraceFileError(f"{path}: not a JSON object (got {_kind(settings)})")
+    return settings
 
 
 def iter_traces(path: str | Path) -> Iterator[TraceRecord]:
