@@ -174,6 +174,14 @@ class ReportSpec:
     figure_labels: Mapping[str, str] = field(default_factory=dict)
     """A reader's name for each of the benchmark's statistics ("F1, paper convention"),
     shown beside the code name in report.md and report.html (`figure_labels`)."""
+    content_fields: tuple[str, ...] | None = None
+    """The task-data fields the environment's TaskData subclass declares (beside
+    BenchmarkData's, which every report digests: `BENCHMARK_FIELDS`): what says which item
+    a task is, so that two runs are paired task by task only where these agree
+    (`content_digest`). verifiers' own TaskData fields are never among them: they differ by
+    verifiers line (0.2 writes `timeout` and `resources`, 0.4 `artifacts`, `skills`, ...), and
+    the same item must pair with itself on every line. None: every field but `RUN_FIELDS`
+    (for a benchmark that declares nothing)."""
     vote_key: Callable[[ItemView], str] | None = None
     """One rollout's answer as the benchmark's rule compares it: the rollouts of a task whose
     keys are equal gave the same answer, and a majority vote counts keys. A benchmark whose
@@ -415,7 +423,7 @@ class Run:
         if self.items is not None:
             item_cluster = cluster if spec.cluster_field else None
             row = [float(views[c].correct) for c in CONVENTIONS] + list(own)
-            self.items.add(idx, item_cluster, row, content_digest(data))
+            self.items.add(idx, item_cluster, row, content_digest(data, spec.content_fields))
         self.rollouts.add(idx, record, view, spec.vote_key(view) if spec.vote_key else view.pred)
         if spec.classes and gold is not None:
             self.pairs[(gold, view.pred)] += 1
@@ -664,14 +672,32 @@ class RolloutLog:
 
 RUN_FIELDS = frozenset({"provenance", "selection", "parser"})
 """Task-data fields that say how a run was made, not what its task is."""
+BENCHMARK_FIELDS = ("benchmark", "source_id")
+"""What `medhal.kit.task.BenchmarkData` declares about the item itself (beside
+`RUN_FIELDS`): the environment and the dataset's own id of the row."""
 
 
-def content_digest(data: Mapping[str, Any]) -> int:
-    """A digest of a task's content: its data without the run's stamps (`RUN_FIELDS`), as
-    canonical JSON. Two runs are paired task by task only where these agree (the same idx
-    may hold another item, e.g. another seed's choice of answer to show). Never 0."""
-    content = {k: v for k, v in data.items() if k not in RUN_FIELDS}
+def content_digest(data: Mapping[str, Any], fields: Sequence[str] | None = None) -> int:
+    """A digest of a task's content: `BENCHMARK_FIELDS` and the environment's own `fields`
+    (`ReportSpec.content_fields`; None: every field but the run's stamps, `RUN_FIELDS`), as
+    canonical JSON, a null and an absent value alike. Two runs are paired task by task only
+    where these agree (the same idx may hold another item, e.g. another seed's choice of
+    answer to show). Never 0."""
+    if fields is None:
+        content = {k: _no_nulls(v) for k, v in data.items() if k not in RUN_FIELDS and v is not None}
+    else:
+        names = (*BENCHMARK_FIELDS, *fields)
+        content = {k: _no_nulls(data[k]) for k in names if data.get(k) is not None}
     return int.from_bytes(hashlib.blake2b(_canonical(content), digest_size=8).digest(), "little", signed=True) or 1
+
+
+def _no_nulls(value: Any) -> Any:
+    """`value` with every null member of its objects left out (at any depth)."""
+    if type(value) is dict:
+        return {k: _no_nulls(v) for k, v in value.items() if v is not None}
+    if type(value) is list:
+        return [_no_nulls(v) for v in value]
+    return value
 
 
 def read_run(path: str | Path, spec: ReportSpec, keep_items: bool = False, view: ItemLog | None = None) -> Run:

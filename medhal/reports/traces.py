@@ -343,11 +343,13 @@ def _agent_config(agent: dict[str, Any], where: str) -> dict[str, Any]:
     return config
 
 
-def _sampling(setup: dict[str, Any], agent: dict[str, Any], where: str) -> dict[str, Any]:
-    """The sampling settings; 0.4 lists every setting, null when unset, and unset ones are
-    left out, as 0.2 records them."""
+def _sampling(setup: dict[str, Any], where: str) -> dict[str, Any]:
+    """The sampling settings that are set: 0.4 lists every setting, null when unset, 0.2
+    only those given; a null and an absent setting are the same (unset) on either line."""
     sampling = _field(setup, "sampling", where, dict, "agent.sampling")
-    return sampling if setup is agent else {k: v for k, v in sampling.items() if v is not None}
+    if None not in sampling.values():
+        return sampling
+    return {k: v for k, v in sampling.items() if v is not None}
 
 
 def _from_episode(row: dict[str, Any], where: str, path: str, line: int, escapes: bool = True) -> TraceRecord:
@@ -389,7 +391,7 @@ def _from_v1(row: dict[str, Any], where: str, path: str, line: int, escapes: boo
         info=_checked(_field(row, "info", where), "info", where, escapes),
         errors=errors,
         model=_text_or_none(setup, "model", where, "agent.model"),
-        sampling=_checked(_sampling(setup, agent, where), "agent.sampling", where, escapes),
+        sampling=_checked(_sampling(setup, where), "agent.sampling", where, escapes),
         verifiers_version=_text_or_none(
             _field(row, "verifiers", where), "version", where, "verifiers.version"
         ),

@@ -119,6 +119,22 @@ BASE = Columns()
 
 REPORT = ReportSpec(
     benchmark=ENV_ID,
+    # What says which item a task is: the fields MedHaltData declares (taskset.py; the test of
+    # content digests, tests/medhal/test_compare_identity.py, keeps the two alike).
+    content_fields=(
+        "test_set",
+        "family",
+        "source_question",
+        "gold",
+        "rule",
+        "split_type",
+        "source_dataset",
+        "proposed_answer",
+        "verdict_gold",
+        "decline_options",
+        "choices",
+        "paper_exists",
+    ),
     title="Med-HALT (reasoning and memory hallucination tests)",
     columns=COLUMNS,
     item_counts=item_counts,
