@@ -46,6 +46,7 @@ from medhal.reports.published import Published
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.shards import parse_shard
 from medhal.reports.traces import (
+    MAX_MAGNITUDE,
     TraceFileError,
     TraceRecord,
     configured_rollouts,
@@ -636,6 +637,11 @@ class Run:
         self.rollouts_per_task = max(k, self.rollouts_per_task or 0)
 
 
+MAX_REWARD = MAX_MAGNITUDE * 1000
+"""The largest magnitude of a rollout's summed rewards (each within `MAX_MAGNITUDE`; a
+trace with more than a thousand rewards at the bound is refused)."""
+
+
 class RolloutLog:
     """One compact row per rollout (task idx, trace id digest, right, reward, the answer's
     vote key), about 30 bytes each: what the report needs to tell the rollouts of a task from
@@ -657,10 +663,12 @@ class RolloutLog:
         self.correct.append(1 if view.correct else 0)
         rewards = record.rewards
         try:
-            reward = float(sum(rewards.values())) if rewards else 0.0
+            reward = math.fsum(rewards.values()) if rewards else 0.0
         except TypeError:  # a null reward
-            reward = float(sum(v for v in rewards.values() if v is not None))
-        self.reward.append(reward if math.isfinite(reward) else 0.0)
+            reward = math.fsum(v for v in rewards.values() if v is not None)
+        if not -MAX_REWARD <= reward <= MAX_REWARD:  # a record not from the trace reader
+            raise TraceFileError(f"{record.where}: field 'rewards' sums to {reward!r}, not a finite number within +-10^12")
+        self.reward.append(reward)
         code = self.labels.get(vote)
         if code is None:
             code = self.labels[vote] = len(self.labels)

@@ -223,15 +223,28 @@ def _plain(value: Any, max_depth: int) -> bool:
     return False
 
 
+MAX_MAGNITUDE = 1e12
+"""The largest magnitude a reward, a metric or a reward's score or weight may have: far above
+any a benchmark gives, and small enough that every sum a report makes (over 50 million tasks
+of a million rollouts each, and of their squares) stays a finite number. A trace holding a
+larger one, NaN or an infinity is bad input, never read as 0."""
+
+
 def _numbers(values: dict[str, Any], label: str, where: str) -> dict[str, float]:
-    """Rewards and metrics: a number (or null) under each name."""
+    """Rewards and metrics: a number within `MAX_MAGNITUDE` (or null) under each name."""
     for name, value in values.items():
         kind = type(value)
-        if kind is float or value is None or (kind is int and not too_long(value)):
+        if (kind is float or kind is int) and -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE or value is None:
             continue
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or too_long(value):
-            raise TraceFileError(f"{where}: field '{label}.{name}' is not a number (got {_kind(value)})")
+        raise TraceFileError(_not_a_number(value, f"{label}.{name}" if label else name, where))
     return values
+
+
+def _not_a_number(value: Any, label: str, where: str) -> str:
+    """Why `value` at field `label` is not a number a report can add up."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or too_long(value):
+        return f"{where}: field {label!r} is not a number (got {_kind(value)})"
+    return f"{where}: field {label!r} is {value!r}, not a finite number within +-10^12 (medhal's bound)"
 
 
 def _task_data(data: dict[str, Any], where: str, label: str, escapes: bool = True) -> dict[str, Any]:
@@ -323,13 +336,10 @@ def _rewards(values: dict[str, Any], where: str) -> dict[str, Any]:
     for name, value in values.items():
         if type(value) is dict:
             score, weight = value.get("score"), value.get("weight", 1.0)
-            for part, number in (("score", score), ("weight", weight)):
-                kind = type(number)
-                if not (kind is float or (kind is int and not too_long(number))):
-                    raise TraceFileError(
-                        f"{where}: field 'rewards.{name}.{part}' is not a number (got {_kind(number)})"
-                    )
-            out[name] = score * weight
+            _numbers({"score": score, "weight": weight}, f"rewards.{name}", where)
+            if score is None or weight is None:
+                raise TraceFileError(f"{where}: field 'rewards.{name}' has a null score or weight")
+            out[name] = score * weight  # bounded by MAX_MAGNITUDE ** 2: checked as a reward below
         else:
             out[name] = value
     return out
@@ -427,7 +437,7 @@ def _from_v0(row: dict[str, Any], where: str, path: str, line: int) -> TraceReco
         data=_task_data(data, where, "info.task_data"),
         task_type=_text_or_none(info, "task_type", where, "info.task_type"),
         reply=reply,
-        rewards={"reward": row["reward"]} if isinstance(row.get("reward"), (int, float)) else {},
+        rewards=_numbers({"reward": row["reward"]}, "", where) if row.get("reward") is not None else {},
         metrics=metrics,
         info=_checked({k: v for k, v in info.items() if k != "task_data"}, "info", where),
         errors=[{"type": "Error", "message": str(error)}] if error else [],
