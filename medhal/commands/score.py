@@ -13,6 +13,7 @@ from medhal.kit.files import StagedFiles
 from medhal.kit.options import parse_taskset_options, taskset_config
 from medhal.reports.registry import report_spec
 from medhal.reports.report_files import build_report_of, read_runs, render
+from medhal.reports.traces import RUN_CONFIG
 
 
 def cmd_score(ns: argparse.Namespace) -> int:
@@ -34,9 +35,11 @@ def cmd_score(ns: argparse.Namespace) -> int:
     replies = read_predictions(ns.predictions, {t.data.idx for t in tasks})
     traces = asyncio.run(score_tasks(tasks, replies, ns.model))
     # The traces and their report land together or not at all: a failure while reporting
-    # leaves the previous traces and report as they were.
+    # leaves the previous traces and report as they were. An eval's config.toml beside them
+    # describes the traces replaced (their rollouts per task): it goes with them.
     with StagedFiles() as staged:
         staged_traces = write_traces(traces, ns.output, staged)
+        staged.remove(ns.output / RUN_CONFIG)
         runs = read_runs([staged_traces], ns.output, ns.env_id)
         for run, _ in runs:
             run.path = str(traces_path)

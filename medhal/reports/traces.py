@@ -507,8 +507,10 @@ def _record(row: Any, where: str, path: str, line: int, escapes: bool) -> TraceR
     )
 
 
+RUN_CONFIG = "config.toml"
+"""What `eval` writes beside `traces.jsonl`: the run's settings, `num_rollouts` among them."""
 RUN_SETTINGS = {
-    "traces.jsonl": ("config.toml", "num_rollouts"),
+    "traces.jsonl": (RUN_CONFIG, "num_rollouts"),
     "results.jsonl": ("metadata.json", "rollouts_per_example"),
 }
 """Where each trace file's run records its rollouts per task: `eval` writes `config.toml`

@@ -20,7 +20,10 @@ TITLE = "Demo paper written by medhal: hand-hygiene reminders on a surgical ward
 # Per idx, the replies of rollouts 2 and 3 where they differ from DEMO_REPLIES (rollout 1).
 VARIANTS = {
     # FCT, gold "Vitamin C": the gold in lower case, then a wrong answer.
-    0: ("{'is_answer_correct': 'no', 'answer': 'vitamin c'}", "{'is_answer_correct': 'no', 'answer': 'Liver'}"),
+    0: (
+        "{'is_answer_correct': 'no', 'answer': 'vitamin c'}",
+        "{'is_answer_correct': 'no', 'answer': 'Liver'}",
+    ),
     # NOTA, gold "None of the above": lower case with a trailing blank, then a wrong option.
     3: ("{'cop': 'none of the above ', 'cop_index': 1}", "{'cop': 'Pancreas', 'cop_index': 2}"),
     # NOTA, gold "None of the above": the wrong option twice, spelt two ways: a wrong majority.
