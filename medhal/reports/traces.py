@@ -356,7 +356,7 @@ def _agent_config(agent: dict[str, Any], where: str) -> dict[str, Any]:
 def _sampling(setup: dict[str, Any], where: str) -> dict[str, Any]:
     """The sampling settings that are set: 0.4 lists every setting, null when unset, 0.2
     only those given; a null and an absent setting are the same (unset) on either line."""
-    sampling = _field(setup, "sampling", where, dict, "agent.sampling")
+    sampling: dict[str, Any] = _field(setup, "sampling", where, dict, "agent.sampling")
     if None not in sampling.values():
         return sampling
     return {k: v for k, v in sampling.items() if v is not None}
