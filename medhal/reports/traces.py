@@ -374,10 +374,23 @@ def _from_episode(row: dict[str, Any], where: str, path: str, line: int, escapes
     trace = dict(traces[0]) if traces else {"task": row.get("task"), "nodes": []}
     if not isinstance(trace.get("task"), dict):
         trace["task"] = row.get("task")
-    own = _field(trace, "errors", where, list, "traces[0].errors")
-    around = _field(row, "errors", where, list)
-    trace["errors"] = [*own, *(e for e in around if e not in own)]
+    own = _errors(_field(trace, "errors", where, list, "traces[0].errors"), where, escapes)
+    around = _errors(_field(row, "errors", where, list), where, escapes)
+    if around:
+        listed = {_frozen(e) for e in own}
+        trace["errors"] = [*own, *(e for e in around if _frozen(e) not in listed)]
     return _from_v1(trace, where, path, line, escapes)
+
+
+def _frozen(value: Any) -> Any:
+    """A checked JSON value (nested at most `MAX_DEPTH` deep) as a hashable one that equals
+    another exactly when the two values are equal: an error looked up in a set, not
+    compared with every error of a list (which made an episode's errors quadratic)."""
+    if isinstance(value, dict):
+        return frozenset((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def _from_v1(row: dict[str, Any], where: str, path: str, line: int, escapes: bool = True) -> TraceRecord:

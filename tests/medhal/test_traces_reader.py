@@ -356,3 +356,39 @@ def test_rewards_at_the_bound_are_summed_without_overflow(tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert report["rollouts"]["mean_reward"] == 2e12
+
+
+# ------------------------------------------------------- a 0.4 episode's errors: linear work
+
+
+class CountingError(dict):
+    """An error object that counts how often it is compared for equality."""
+
+    comparisons = 0
+
+    def __eq__(self, other: object) -> bool:
+        CountingError.comparisons += 1
+        return dict.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_merging_an_episodes_errors_with_its_traces_is_linear():
+    # Issue 33 item 13: an episode lists its errors, and so does its trace; merging them by
+    # list membership compared each of the episode's with each of the trace's (20,000 each:
+    # 21 s; 80,000: 299 s). The work per error must not grow with their number.
+    from medhal.reports.traces import _from_episode
+
+    n = 400
+    own = [CountingError(type="ProviderError", message=f"trace error {i}") for i in range(n)]
+    around = [CountingError(type="EnvError", message=f"episode error {i}") for i in range(n)]
+    around += [CountingError(own[i]) for i in range(0, n, 2)]  # half of the trace's, listed again
+    trace = {**trace_row(0, reply=None), "errors": own}
+    episode = {"task": trace["task"], "traces": [trace], "errors": around}
+    CountingError.comparisons = 0
+    record = _from_episode(episode, "traces.jsonl:1", "traces.jsonl", 1)
+    assert CountingError.comparisons <= 10 * n, CountingError.comparisons
+    assert [e["message"] for e in record.errors] == [
+        *(f"trace error {i}" for i in range(n)),
+        *(f"episode error {i}" for i in range(n)),
+    ]
