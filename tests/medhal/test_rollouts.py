@@ -421,3 +421,25 @@ def test_the_terminal_summary_of_merged_shards_counts_their_rollouts(tmp_path):
     assert report["complete"], report
     line = summary_lines(report, tmp_path / "merged")[1]
     assert line == "Complete: 4 of 4 tasks x 2 rollouts (8 traces), one provenance."
+
+
+# ------------------------------------------------------------- majority votes by the compared key
+
+
+def test_a_majority_votes_on_the_key_the_spec_declares(tmp_path):
+    # One task, three rollouts: "yes", "YES" (both right: the toy rule ignores case) and
+    # "no". On the label read there are three answers, a tie: no majority. On the key the
+    # rule compares there are two, "yes" twice: a majority, right.
+    from dataclasses import replace
+
+    rows = [
+        rollout(0, r, right, reading=label)
+        for r, (label, right) in enumerate([("yes", True), ("YES", True), ("no", False)])
+    ]
+    for row in rows:
+        row["task"]["data"]["selection"] = {**SELECTION, "n_expected": 1}
+    path = write_run(tmp_path / "run", rows, 3)
+    free_text = replace(SPEC, classes=())  # answers are texts, not classes
+    assert build_report(read_run(path, free_text))["rollouts"]["majority_accuracy"] == 0.0
+    by_key = replace(free_text, vote_key=lambda view: view.pred.casefold())
+    assert build_report(read_run(path, by_key))["rollouts"]["majority_accuracy"] == 1.0
