@@ -12,10 +12,11 @@ reporting). The embedded 135M-parameter model answers these benchmarks near chan
 demo number says nothing about a model.
 
 The terminal shows one progress line per benchmark and a summary; eval's own config dump
-and logs go to files in each benchmark's output directory. When a benchmark's pinned
-prompt files cannot be fetched (no network, no MEDHAL_ASSETS_DIR), the demo runs it with
-prompts written by medhal for the demo rows, says so, and the report marks it; `--full`
-never does.
+and logs go to files in each benchmark's output directory: `eval.log` (written by
+verifiers itself), and what the eval process printed, `eval.stdout` and `eval.stderr`.
+When a benchmark's pinned prompt files cannot be fetched (no network, no
+MEDHAL_ASSETS_DIR), the demo runs it with prompts written by medhal for the demo rows, says
+so, and the report marks it; `--full` never does.
 """
 
 from __future__ import annotations
@@ -124,12 +125,19 @@ def _lines(path: Path) -> int:
         return 0
 
 
+EVAL_OUTPUT = ("eval.stdout", "eval.stderr")
+"""Where the eval process's stdout and stderr go. Not `eval.log`: verifiers writes that
+itself, the same log lines as on stderr in another format, and two writers at two offsets
+of one file repeated and cut its lines."""
+
+
 def run_with_progress(env_id: str, argv: list[str], out: Path, total: int | None) -> int:
-    """Run one eval with its output in files, showing `env: done/total` as traces land."""
+    """Run one eval with its output in files (`EVAL_OUTPUT`), showing `env: done/total` as
+    traces land."""
     out.mkdir(parents=True, exist_ok=True)
     tty = sys.stdout.isatty()
     started = time.monotonic()
-    with open(out / "eval.stdout", "w") as stdout, open(out / "eval.log", "w") as stderr:
+    with open(out / EVAL_OUTPUT[0], "w") as stdout, open(out / EVAL_OUTPUT[1], "w") as stderr:
         process = subprocess.Popen(argv, stdout=stdout, stderr=stderr)
         last = -1
         while process.poll() is None:
@@ -194,7 +202,9 @@ def cmd_demo(ns: argparse.Namespace) -> int:
         return e.code
     started = time.time()
     print(
-        f"eval logs go to {root}/<environment>/eval.log; reports to {root}/<environment>/report.*", flush=True
+        f"eval logs go to {root}/<environment>/eval.log (and eval.stderr); reports to "
+        f"{root}/<environment>/report.*",
+        flush=True,
     )
     try:
         reports, failed, substituted = run_demos(ns, envs, base_url, model, root)
@@ -230,7 +240,10 @@ def run_demos(
         )
         if code != 0:
             failed.append(env_id)
-            print(f"medhal demo: eval {env_id} exited {code}; see {out / 'eval.log'}", file=sys.stderr)
+            print(
+                f"medhal demo: eval {env_id} exited {code}; see {out / EVAL_OUTPUT[1]} and eval.log there",
+                file=sys.stderr,
+            )
             continue
         _, [report], _ = report_runs([run_dir(out)], out, env_id)
         reports.append(report)
@@ -318,7 +331,7 @@ def summary_lines(reports: list[dict[str, Any]], model: str, substituted: list[s
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `demo`."""
     from medhal.commands.report import add_max_error_rate
-    from medhal.commands.serve import add_backend_args
+    from medhal.commands.serve import add_backend_args, positive_count
 
     demo = sub.add_parser(
         "demo",
@@ -342,9 +355,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="prompts written by medhal instead of the benchmarks' pinned ones (no download; demo rows only)",
     )
-    demo.add_argument("-n", "--num-tasks", type=int, help="at most this many tasks per environment")
+    demo.add_argument(
+        "-n",
+        "--num-tasks",
+        type=positive_count,
+        help="at most this many tasks per environment (default: all)",
+    )
     demo.add_argument("-o", "--output", type=Path, default=Path("outputs/demo"))
-    demo.add_argument("-c", "--concurrency", type=int, default=4)
+    demo.add_argument(
+        "-c", "--concurrency", type=positive_count, default=4, help="rollouts in flight per eval (default 4)"
+    )
     demo.add_argument("--max-tokens", type=int, default=DEMO_MAX_TOKENS)
     demo.add_argument(
         "--rollout-timeout", type=float, default=600.0, help="seconds per rollout (default 600)"

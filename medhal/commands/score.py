@@ -14,6 +14,7 @@ from medhal.kit.files import StagedFiles
 from medhal.kit.options import parse_taskset_options
 from medhal.reports.registry import report_spec
 from medhal.reports.report_files import build_report_of, read_runs, render
+from medhal.reports.traces import RUN_CONFIG
 
 
 def cmd_score(ns: argparse.Namespace) -> int:
@@ -33,7 +34,8 @@ def cmd_score(ns: argparse.Namespace) -> int:
     replies = read_predictions(ns.predictions, {t.data.idx for t in tasks})
     traces = asyncio.run(score_tasks(tasks, replies, ns.model))
     # The traces and their report land together or not at all: a failure while reporting
-    # leaves the previous traces and report as they were.
+    # leaves the previous traces and report as they were. An eval's config.toml beside them
+    # describes the traces replaced (their rollouts per task): it goes with them.
     with StagedFiles() as staged:
         report, _ = stage_scored_run(traces, ns.output, ns.env_id, not ns.no_plots, staged)
         staged.commit()
@@ -62,6 +64,7 @@ def stage_scored_run(
     from medhal.kit.predictions import write_traces
 
     staged_traces = write_traces(traces, out, staged)
+    staged.remove(out / RUN_CONFIG)  # an eval's config.toml describes the traces replaced
     [(run, _)] = read_runs([staged_traces], out, env_id)
     run.path = str(out / "traces.jsonl")
     run.expect_rollouts(rollouts)

@@ -120,14 +120,22 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
 
 class StagedFiles:
     """Several files written all or nothing: `write` puts each in a complete temporary file
-    beside its target now; `commit` renames them all at the end. Leaving the `with` block
-    without `commit` (an error while rendering the third of five files, say) removes every
-    temporary and leaves every target as it was: a report of several runs that fails on
-    run 2 leaves no file of run 1, a failed `medhal score` no new traces beside the old
-    report."""
+    beside its target now (`remove` marks a target to go); `commit` renames them all at the
+    end. Leaving the `with` block without `commit` (an error while rendering the third of
+    five files, say) removes every temporary and leaves every target as it was: a report of
+    several runs that fails on run 2 leaves no file of run 1, a failed `medhal score` no new
+    traces beside the old report.
+
+    The commit itself is all or nothing too: every target is checked before the first rename
+    (a directory where a file goes stops it, nothing renamed), each old file is kept aside
+    (a hard link, so the target never goes missing) until every rename has succeeded, and a
+    rename that still fails (a full disk, a race) puts every renamed target back as it was.
+    What it cannot undo is its own process killed between two renames (kill -9): every target
+    then holds a whole file, some old and some new."""
 
     def __init__(self) -> None:
-        self._staged: dict[Path, Path] = {}
+        self._staged: dict[Path, Path | None] = {}
+        """Target -> its complete temporary file, or None for a target to remove."""
 
     def __enter__(self) -> StagedFiles:
         return self
@@ -138,8 +146,7 @@ class StagedFiles:
     def write(self, path: str | Path, content: str | bytes) -> Path:
         """Stage `content` for `path` (text as UTF-8); the temporary path, readable now."""
         path = Path(path)
-        if path in self._staged:  # the same file again: the later content wins, as it would on disk
-            self._staged.pop(path).unlink(missing_ok=True)
+        self._forget(path)  # the same file again: the later content wins, as it would on disk
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = _temp_path(path)
         self._staged[path] = tmp
@@ -149,19 +156,87 @@ class StagedFiles:
             os.fsync(f.fileno())
         return tmp
 
+    def remove(self, path: str | Path) -> None:
+        """Stage the removal of `path` (nothing when it does not exist at commit): it goes with
+        the renames, or not at all."""
+        path = Path(path)
+        self._forget(path)
+        self._staged[path] = None
+
+    def _forget(self, path: Path) -> None:
+        tmp = self._staged.pop(path, None)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+
     def commit(self) -> list[Path]:
-        """Rename every staged file over its target; the targets."""
-        done = []
-        for path, tmp in list(self._staged.items()):
-            os.replace(tmp, path)
-            del self._staged[path]
-            done.append(path)
-        return done
+        """Rename every staged file over its target (and remove those staged to go), all or
+        nothing; the targets."""
+        for path in self._staged:
+            if path.is_dir() and not path.is_symlink():
+                raise OSError(
+                    f"{path}: is a directory, not a file, so it cannot be replaced: nothing was written"
+                )
+        kept: list[tuple[Path, Path | None]] = []
+        """(target, its old file kept aside, or None where there was none), in commit order."""
+        try:
+            for path, tmp in list(self._staged.items()):
+                kept.append((path, _replace(path, tmp)))
+                del self._staged[path]
+        except BaseException:
+            _put_back(kept)
+            raise
+        for _, aside in kept:
+            if aside is not None:
+                with contextlib.suppress(OSError):
+                    aside.unlink()
+        return [path for path, _ in kept]
 
     def discard(self) -> None:
         for tmp in self._staged.values():
-            tmp.unlink(missing_ok=True)
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
         self._staged.clear()
+
+
+def _replace(path: Path, tmp: Path | None) -> Path | None:
+    """Rename `tmp` over `path` (None: remove `path`), keeping the old file under a temporary
+    name: the aside path (None: there was no old file). When the rename fails, `path` is left
+    as it was and nothing is kept aside."""
+    if not os.path.lexists(path):
+        if tmp is not None:
+            os.replace(tmp, path)
+        return None
+    aside = _temp_path(path)
+    if tmp is None:
+        os.replace(path, aside)
+        return aside
+    try:  # a hard link keeps the old file in place until the rename replaces it
+        os.link(path, aside, follow_symlinks=False)
+    except OSError:  # a file system without hard links: renamed aside, back on failure
+        os.replace(path, aside)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            os.replace(aside, path)
+            raise
+        return aside
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        aside.unlink(missing_ok=True)
+        raise
+    return aside
+
+
+def _put_back(kept: list[tuple[Path, Path | None]]) -> None:
+    """Undo a commit that failed: each target gets its old file back, and a target that had
+    none is removed (best effort: a failure here leaves that target's old file aside)."""
+    for path, aside in reversed(kept):
+        with contextlib.suppress(OSError):
+            if aside is None:
+                path.unlink(missing_ok=True)
+            else:
+                os.replace(aside, path)
 
 
 # ---------------------------------------------------------------------------- reading

@@ -73,7 +73,7 @@ def identity(report: Mapping[str, Any]) -> dict[str, str]:
         ),
         "prompt": prompt,
         "dataset": dataset,
-        "sampling": repr(report.get("provenance", {}).get("sampling")),
+        "sampling": repr(sorted(_sampling(report).items())),
     }
 
 
@@ -110,9 +110,16 @@ def _data_records(report: Mapping[str, Any]) -> list[Any]:
     return [data]
 
 
+def _sampling(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's sampling settings by name, those set only (null is unset, as absent is): what
+    `identity` compares and `differences` lists, so a flag always names what differs."""
+    settings = _settings(report.get("provenance", {}).get("sampling"))
+    return {k: v for k, v in settings.items() if v is not None}
+
+
 def _compared(report: Mapping[str, Any], fld: str) -> dict[str, Any]:
     if fld == "sampling":
-        return _settings(report.get("provenance", {}).get("sampling"))
+        return _sampling(report)
     if fld in ("prompt", "dataset"):
         return _settings(_data_records(report), PROMPT_KEYS if fld == "prompt" else DATASET_KEYS)
     return {"": identity(report).get(fld)}

@@ -78,7 +78,8 @@
     const hash = location.hash.slice(1);
     if (!hash.startsWith("view:")) return false;
     const params = new URLSearchParams(hash.slice(5));
-    state.filter = FILTERS[params.get("filter")] ? params.get("filter") : "all";
+    // Only the filters' own names: "__proto__" or "valueOf" is every object's, not a filter.
+    state.filter = Object.hasOwn(FILTERS, params.get("filter")) ? params.get("filter") : "all";
     state.group = params.get("group") || "";
     state.q = params.get("q") || "";
     state.page = Math.max(0, Number(params.get("page") || 1) - 1) || 0;
@@ -110,7 +111,7 @@
     const f = meta.fields.indexOf(state.by);
     const ids = items.m.map((_, i) => i);
     if (f < 0) return ids.sort((a, b) => items.m[a][0] - items.m[b][0]);
-    const rank = new Map((meta.groups[state.by] || []).map((v, k) => [v, k]));
+    const rank = new Map((Object.hasOwn(meta.groups, state.by) ? meta.groups[state.by] : []).map((v, k) => [v, k]));
     const key = (i) => (rank.has(items.m[i][1][f]) ? rank.get(items.m[i][1][f]) : rank.size);
     return ids.sort((a, b) => key(a) - key(b) || String(items.m[a][1][f]).localeCompare(String(items.m[b][1][f])) || items.m[a][0] - items.m[b][0]);
   }

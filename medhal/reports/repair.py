@@ -10,20 +10,28 @@ missing one. Only the last line is ever repaired: a corrupt line elsewhere was n
 by an interrupted write, and is reported (file and line) for a person to look at.
 
 It is a separate step, run before `eval --resume`: verifiers' resume has no hook to run
-it automatically. Run it only while no `eval` is writing to the directory: a file that
-changes while it is read (size or modification time) is refused and left as it was.
+it automatically. Run it only while no `eval` is writing to the directory. What repair sees
+of a writer is refused, nothing changed: a process that holds the file open for writing
+(found in /proc, on Linux: a writer paused inside a line), a file modified within the last
+`QUIET_SECONDS` (a writer between two writes; `--force` says none is), and a file that
+changes while it is read (size or modification time).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from medhal.reports.traces import TRACE_FILES, TraceFileError, parse_trace_line
 
 CHUNK = 1 << 20
+QUIET_SECONDS = 10
+"""How long a trace file must have been left alone before repair changes it (without
+`force`): verifiers writes each trace with one append, so a file a live eval writes is
+modified at least this often only while rollouts finish, and a killed eval's is still."""
 
 
 class RepairError(ValueError):
@@ -112,8 +120,62 @@ def _unchanged(path: Path, before: tuple[int, int, int]) -> None:
         )
 
 
-def repair_file(path: Path) -> Repair:
-    """Repair one trace file (see the module docstring); nothing changes unless needed."""
+def _writers(path: Path) -> list[int]:
+    """The processes that hold `path` open for writing, found in /proc (Linux; elsewhere,
+    and for other users' processes, which /proc does not show, none are found)."""
+    st = path.stat()
+    found = []
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.stat(f"/proc/{pid}/fd/{fd}")
+                if (target.st_dev, target.st_ino) == (st.st_dev, st.st_ino) and _for_writing(pid, fd):
+                    found.append(int(pid))
+                    break
+            except OSError:
+                continue
+    return found
+
+
+def _for_writing(pid: str, fd: str) -> bool:
+    """Whether descriptor `fd` of process `pid` was opened for writing (its fdinfo flags)."""
+    with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("flags:"):
+                return int(line.split()[1], 8) & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR)
+    return False
+
+
+def _no_writer(path: Path, before: tuple[int, int, int], force: bool) -> None:
+    """Refuse to change a file a writer may still be writing (see the module docstring)."""
+    writers = _writers(path)
+    if writers:
+        pids = ", ".join(map(str, writers))
+        raise RepairError(
+            f"{path}: process {pids} has it open for writing (an eval still running?); not repaired "
+            "(nothing was changed): run repair again once it has stopped"
+        )
+    age = time.time() - before[1] / 1e9
+    if not force and age < QUIET_SECONDS:
+        raise RepairError(
+            f"{path}: modified {max(age, 0):.0f} s ago, within {QUIET_SECONDS} s (an eval still writing?); "
+            "not repaired (nothing was changed): run repair again once nothing writes to it, or give "
+            "--force if nothing does"
+        )
+
+
+def repair_file(path: Path, force: bool = False) -> Repair:
+    """Repair one trace file (see the module docstring); nothing changes unless needed.
+    `force`: the file may have been modified within `QUIET_SECONDS` (its writer is known
+    to have stopped)."""
     before = _state(path)
     size = before[0]
     tail_start = _tail_start(path, size)
@@ -133,6 +195,7 @@ def repair_file(path: Path) -> Repair:
             parse_trace_line(tail, str(path), complete + 1, tail_start)
         except TraceFileError as e:
             raise RepairError(f"{e}; not repaired (nothing was changed)") from None
+    _no_writer(path, before, force)
     # Opened for writing before anything is written anywhere: a file that cannot be
     # written (read-only) is refused here, with no byte copied to the .partial file.
     with open(path, "r+b") as target:
@@ -160,14 +223,15 @@ def repair_file(path: Path) -> Repair:
     return Repair(path, complete, len(tail), why=why)
 
 
-def repair_run(run: str | Path) -> list[Repair]:
-    """Repair every trace file of a run directory (or the one trace file given)."""
+def repair_run(run: str | Path, force: bool = False) -> list[Repair]:
+    """Repair every trace file of a run directory (or the one trace file given); `force`:
+    see `repair_file`."""
     run = Path(run)
     if run.is_file():
-        return [repair_file(run)]
+        return [repair_file(run, force)]
     if not run.is_dir():
         raise RepairError(f"{run}: no such file or directory")
     files = [run / name for name in TRACE_FILES if (run / name).is_file()]
     if not files:
         raise RepairError(f"{run}: no {' or '.join(TRACE_FILES)} in this directory")
-    return [repair_file(f) for f in files]
+    return [repair_file(f, force) for f in files]

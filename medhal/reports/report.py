@@ -50,6 +50,7 @@ from medhal.kit.replies import CONVENTIONS
 from medhal.kit.shards import parse_shard
 from medhal.reports.prime_rl import Expected
 from medhal.reports.traces import (
+    MAX_MAGNITUDE,
     TraceFileError,
     TraceRecord,
     configured_rollouts,
@@ -182,6 +183,21 @@ class ReportSpec:
     figure_labels: Mapping[str, str] = field(default_factory=dict)
     """A reader's name for each of the benchmark's statistics ("F1, paper convention"),
     shown beside the code name in report.md and report.html (`figure_labels`)."""
+    content_fields: tuple[str, ...] | None = None
+    """The task-data fields the environment's TaskData subclass declares (beside
+    BenchmarkData's, which every report digests: `BENCHMARK_FIELDS`): what says which item
+    a task is, so that two runs are paired task by task only where these agree
+    (`content_digest`). verifiers' own TaskData fields are never among them: they differ by
+    verifiers line (0.2 writes `timeout` and `resources`, 0.4 `artifacts`, `skills`, ...), and
+    the same item must pair with itself on every line. None: every field but `RUN_FIELDS`
+    (for a benchmark that declares nothing)."""
+    vote_key: Callable[[ItemView], str] | None = None
+    """One rollout's answer as the benchmark's rule compares it: the rollouts of a task whose
+    keys are equal gave the same answer, and a majority vote counts keys. A benchmark whose
+    rule accepts several spellings of one answer (Med-HALT compares case- and space-blind
+    texts, any phrasing of "I do not know") must give them one key, or one right answer
+    spelt two ways splits its votes. None: the label read (`ItemView.pred`: a class,
+    INVALID or ERROR), right for a benchmark whose readings are its classes."""
 
 
 BASE_LABELS = {
@@ -359,8 +375,11 @@ class Run:
     sampling: DistinctValues = field(default_factory=DistinctValues)
     items: m.ItemTable | None = None
     rollouts_per_task: int | None = None
-    """Rollouts per task the run was asked for (`num_rollouts` in eval's config.toml), when
-    known; else the report reads it from the traces (the most any task has)."""
+    """Rollouts per task the run was asked for (`num_rollouts` in eval's config.toml,
+    `rollouts_per_example` in vf-eval's metadata.json), when known; else the report reads it
+    from the traces (the most any task has)."""
+    rollouts_source: str | None = None
+    """The file `rollouts_per_task` comes from."""
     rollouts_conflict: bool = False
     """Run directories read as one run asked for different rollouts per task."""
     rollouts: RolloutLog = field(default_factory=lambda: RolloutLog())
@@ -417,8 +436,8 @@ class Run:
         if self.items is not None:
             item_cluster = cluster if spec.cluster_field else None
             row = [float(views[c].correct) for c in CONVENTIONS] + list(own)
-            self.items.add(idx, item_cluster, row, content_digest(data))
-        self.rollouts.add(idx, record, view)
+            self.items.add(idx, item_cluster, row, content_digest(data, spec.content_fields))
+        self.rollouts.add(idx, record, view, spec.vote_key(view) if spec.vote_key else view.pred)
         if spec.classes and gold is not None:
             self.pairs[(gold, view.pred)] += 1
         if record.errored:
@@ -619,19 +638,26 @@ class Run:
         self.sampling.add(record.sampling)
 
 
-    def expect_rollouts(self, k: int | None) -> None:
-        """Rollouts per task, from a run directory's config.toml (None: it does not say)."""
-        if k is None:
+    def expect_rollouts(self, configured: tuple[int, str] | None) -> None:
+        """Rollouts per task and the file that says so, from a run directory
+        (`configured_rollouts`; None: nothing says)."""
+        if configured is None:
             return
+        k, self.rollouts_source = configured
         if self.rollouts_per_task is not None and self.rollouts_per_task != k:
             self.rollouts_conflict = True
         self.rollouts_per_task = max(k, self.rollouts_per_task or 0)
 
 
+MAX_REWARD = MAX_MAGNITUDE * 1000
+"""The largest magnitude of a rollout's summed rewards (each within `MAX_MAGNITUDE`; a
+trace with more than a thousand rewards at the bound is refused)."""
+
+
 class RolloutLog:
-    """One compact row per rollout (task idx, trace id digest, right, reward, label read),
-    about 30 bytes each: what the report needs to tell the rollouts of a task from a
-    duplicated trace and to give per-item means, spread, pass@k and majority votes."""
+    """One compact row per rollout (task idx, trace id digest, right, reward, the answer's
+    vote key), about 30 bytes each: what the report needs to tell the rollouts of a task from
+    a duplicated trace and to give per-item means, spread, pass@k and majority votes."""
 
     def __init__(self) -> None:
         self.idx = array("q")
@@ -641,36 +667,57 @@ class RolloutLog:
         self.label = array("i")
         self.labels: dict[str, int] = {}
 
-    def add(self, idx: int, record: TraceRecord, view: ItemView) -> None:
+    def add(self, idx: int, record: TraceRecord, view: ItemView, vote: str) -> None:
+        """One rollout; `vote` is its answer's key (`ReportSpec.vote_key`)."""
         rollout_id = record.rollout_id
         self.idx.append(idx)
         self.rollout.append((hash(rollout_id) or 1) if rollout_id is not None else 0)
         self.correct.append(1 if view.correct else 0)
         rewards = record.rewards
         try:
-            reward = float(sum(rewards.values())) if rewards else 0.0
+            reward = math.fsum(rewards.values()) if rewards else 0.0
         except TypeError:  # a null reward
-            reward = float(sum(v for v in rewards.values() if v is not None))
-        self.reward.append(reward if math.isfinite(reward) else 0.0)
-        code = self.labels.get(view.pred)
+            reward = math.fsum(v for v in rewards.values() if v is not None)
+        if not -MAX_REWARD <= reward <= MAX_REWARD:  # a record not from the trace reader
+            raise TraceFileError(f"{record.where}: field 'rewards' sums to {reward!r}, not a finite number within +-10^12")
+        self.reward.append(reward)
+        code = self.labels.get(vote)
         if code is None:
-            code = self.labels[view.pred] = len(self.labels)
+            code = self.labels[vote] = len(self.labels)
         self.label.append(code)
 
     def __len__(self) -> int:
         return len(self.idx)
 
 
-RUN_FIELDS = frozenset({"provenance", "selection", "parser"})
+RUN_FIELDS = frozenset({"provenance", "selection", "parser", "binary_reward"})
 """Task-data fields that say how a run was made, not what its task is."""
+BENCHMARK_FIELDS = ("benchmark", "source_id")
+"""What `medhal.kit.task.BenchmarkData` declares about the item itself (beside
+`RUN_FIELDS`): the environment and the dataset's own id of the row."""
 
 
-def content_digest(data: Mapping[str, Any]) -> int:
-    """A digest of a task's content: its data without the run's stamps (`RUN_FIELDS`), as
-    canonical JSON. Two runs are paired task by task only where these agree (the same idx
-    may hold another item, e.g. another seed's choice of answer to show). Never 0."""
-    content = {k: v for k, v in data.items() if k not in RUN_FIELDS}
+def content_digest(data: Mapping[str, Any], fields: Sequence[str] | None = None) -> int:
+    """A digest of a task's content: `BENCHMARK_FIELDS` and the environment's own `fields`
+    (`ReportSpec.content_fields`; None: every field but the run's stamps, `RUN_FIELDS`), as
+    canonical JSON, a null and an absent value alike. Two runs are paired task by task only
+    where these agree (the same idx may hold another item, e.g. another seed's choice of
+    answer to show). Never 0."""
+    if fields is None:
+        content = {k: _no_nulls(v) for k, v in data.items() if k not in RUN_FIELDS and v is not None}
+    else:
+        names = (*BENCHMARK_FIELDS, *fields)
+        content = {k: _no_nulls(data[k]) for k in names if data.get(k) is not None}
     return int.from_bytes(hashlib.blake2b(_canonical(content), digest_size=8).digest(), "little", signed=True) or 1
+
+
+def _no_nulls(value: Any) -> Any:
+    """`value` with every null member of its objects left out (at any depth)."""
+    if type(value) is dict:
+        return {k: _no_nulls(v) for k, v in value.items() if v is not None}
+    if type(value) is list:
+        return [_no_nulls(v) for v in value]
+    return value
 
 
 def read_run(path: str | Path, spec: ReportSpec, keep_items: bool = False, view: ItemLog | None = None) -> Run:
@@ -716,7 +763,7 @@ def rollout_summary(run: Run) -> dict[str, Any]:
     sd = np.sqrt(spread / np.maximum(counts - 1, 1))
     out: dict[str, Any] = {
         "per_task": k,
-        "source": ("config.toml" if configured is not None else "traces") if k is not None else None,
+        "source": (run.rollouts_source if configured is not None else "traces") if k is not None else None,
         "n_duplicates": int(repeat.sum()),
         "n_short_tasks": int((counts < k).sum()) if k else 0,
         "n_missing_rollouts": int(np.maximum(k - counts, 0).sum()) if k else 0,
@@ -742,8 +789,9 @@ def rollout_summary(run: Run) -> dict[str, Any]:
 
 
 def _majority_accuracy(item: np.ndarray, label: np.ndarray, correct: np.ndarray, n_items: int) -> float:
-    """Share of items whose most frequent reading (a label, INVALID or ERROR) over their
-    rollouts is right; a tie between readings has no majority and counts as wrong."""
+    """Share of items whose most frequent answer over their rollouts (by vote key: one
+    answer however it is spelt, INVALID and ERROR among them) is right; a tie between
+    answers has no majority and counts as wrong."""
     if not n_items:
         return 0.0
     n_labels = int(label.max(initial=0)) + 1

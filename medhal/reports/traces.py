@@ -67,7 +67,9 @@ class TraceRecord:
     rollout_id: str | None = None
     """The trace's own id (verifiers gives each rollout a uuid; it writes no rollout number):
     with the task idx, what tells one rollout of a task from another, and a duplicated line
-    from a second rollout. None for a row that has none (v0 results)."""
+    from a second rollout. A v0 results row has no id of its own (vf-eval writes the
+    example's id only): it is known by its file and line, so each row is a rollout. None for
+    a trace without an id (hand-made)."""
 
     @property
     def errored(self) -> bool:
@@ -221,15 +223,28 @@ def _plain(value: Any, max_depth: int) -> bool:
     return False
 
 
+MAX_MAGNITUDE = 1e12
+"""The largest magnitude a reward, a metric or a reward's score or weight may have: far above
+any a benchmark gives, and small enough that every sum a report makes (over 50 million tasks
+of a million rollouts each, and of their squares) stays a finite number. A trace holding a
+larger one, NaN or an infinity is bad input, never read as 0."""
+
+
 def _numbers(values: dict[str, Any], label: str, where: str) -> dict[str, float]:
-    """Rewards and metrics: a number (or null) under each name."""
+    """Rewards and metrics: a number within `MAX_MAGNITUDE` (or null) under each name."""
     for name, value in values.items():
         kind = type(value)
-        if kind is float or value is None or (kind is int and not too_long(value)):
+        if (kind is float or kind is int) and -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE or value is None:
             continue
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or too_long(value):
-            raise TraceFileError(f"{where}: field '{label}.{name}' is not a number (got {_kind(value)})")
+        raise TraceFileError(_not_a_number(value, f"{label}.{name}" if label else name, where))
     return values
+
+
+def _not_a_number(value: Any, label: str, where: str) -> str:
+    """Why `value` at field `label` is not a number a report can add up."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or too_long(value):
+        return f"{where}: field {label!r} is not a number (got {_kind(value)})"
+    return f"{where}: field {label!r} is {value!r}, not a finite number within +-10^12 (medhal's bound)"
 
 
 def _task_data(data: dict[str, Any], where: str, label: str, escapes: bool = True) -> dict[str, Any]:
@@ -321,13 +336,10 @@ def _rewards(values: dict[str, Any], where: str) -> dict[str, Any]:
     for name, value in values.items():
         if type(value) is dict:
             score, weight = value.get("score"), value.get("weight", 1.0)
-            for part, number in (("score", score), ("weight", weight)):
-                kind = type(number)
-                if not (kind is float or (kind is int and not too_long(number))):
-                    raise TraceFileError(
-                        f"{where}: field 'rewards.{name}.{part}' is not a number (got {_kind(number)})"
-                    )
-            out[name] = score * weight
+            _numbers({"score": score, "weight": weight}, f"rewards.{name}", where)
+            if score is None or weight is None:
+                raise TraceFileError(f"{where}: field 'rewards.{name}' has a null score or weight")
+            out[name] = score * weight  # bounded by MAX_MAGNITUDE ** 2: checked as a reward below
         else:
             out[name] = value
     return out
@@ -341,11 +353,13 @@ def _agent_config(agent: dict[str, Any], where: str) -> dict[str, Any]:
     return config
 
 
-def _sampling(setup: dict[str, Any], agent: dict[str, Any], where: str) -> dict[str, Any]:
-    """The sampling settings; 0.4 lists every setting, null when unset, and unset ones are
-    left out, as 0.2 records them."""
-    sampling = _field(setup, "sampling", where, dict, "agent.sampling")
-    return sampling if setup is agent else {k: v for k, v in sampling.items() if v is not None}
+def _sampling(setup: dict[str, Any], where: str) -> dict[str, Any]:
+    """The sampling settings that are set: 0.4 lists every setting, null when unset, 0.2
+    only those given; a null and an absent setting are the same (unset) on either line."""
+    sampling: dict[str, Any] = _field(setup, "sampling", where, dict, "agent.sampling")
+    if None not in sampling.values():
+        return sampling
+    return {k: v for k, v in sampling.items() if v is not None}
 
 
 def _from_episode(row: dict[str, Any], where: str, path: str, line: int, escapes: bool = True) -> TraceRecord:
@@ -360,10 +374,23 @@ def _from_episode(row: dict[str, Any], where: str, path: str, line: int, escapes
     trace = dict(traces[0]) if traces else {"task": row.get("task"), "nodes": []}
     if not isinstance(trace.get("task"), dict):
         trace["task"] = row.get("task")
-    own = _field(trace, "errors", where, list, "traces[0].errors")
-    around = _field(row, "errors", where, list)
-    trace["errors"] = [*own, *(e for e in around if e not in own)]
+    own = _errors(_field(trace, "errors", where, list, "traces[0].errors"), where, escapes)
+    around = _errors(_field(row, "errors", where, list), where, escapes)
+    if around:
+        listed = {_frozen(e) for e in own}
+        trace["errors"] = [*own, *(e for e in around if _frozen(e) not in listed)]
     return _from_v1(trace, where, path, line, escapes)
+
+
+def _frozen(value: Any) -> Any:
+    """A checked JSON value (nested at most `MAX_DEPTH` deep) as a hashable one that equals
+    another exactly when the two values are equal: an error looked up in a set, not
+    compared with every error of a list (which made an episode's errors quadratic)."""
+    if isinstance(value, dict):
+        return frozenset((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def _from_v1(row: dict[str, Any], where: str, path: str, line: int, escapes: bool = True) -> TraceRecord:
@@ -387,7 +414,7 @@ def _from_v1(row: dict[str, Any], where: str, path: str, line: int, escapes: boo
         info=_checked(_field(row, "info", where), "info", where, escapes),
         errors=errors,
         model=_text_or_none(setup, "model", where, "agent.model"),
-        sampling=_checked(_sampling(setup, agent, where), "agent.sampling", where, escapes),
+        sampling=_checked(_sampling(setup, where), "agent.sampling", where, escapes),
         verifiers_version=_text_or_none(
             _field(row, "verifiers", where), "version", where, "verifiers.version"
         ),
@@ -423,11 +450,12 @@ def _from_v0(row: dict[str, Any], where: str, path: str, line: int) -> TraceReco
         data=_task_data(data, where, "info.task_data"),
         task_type=_text_or_none(info, "task_type", where, "info.task_type"),
         reply=reply,
-        rewards={"reward": row["reward"]} if isinstance(row.get("reward"), (int, float)) else {},
+        rewards=_numbers({"reward": row["reward"]}, "", where) if row.get("reward") is not None else {},
         metrics=metrics,
         info=_checked({k: v for k, v in info.items() if k != "task_data"}, "info", where),
         errors=[{"type": "Error", "message": str(error)}] if error else [],
         model=_text_or_none(row, "model", where, "model"),
+        rollout_id=where,
     )
 
 
@@ -494,30 +522,54 @@ def _record(row: Any, where: str, path: str, line: int, escapes: bool) -> TraceR
 
 RUN_CONFIG = "config.toml"
 """What `eval` writes beside `traces.jsonl`: the run's settings, `num_rollouts` among them."""
+RUN_SETTINGS = {
+    "traces.jsonl": (RUN_CONFIG, "num_rollouts"),
+    "results.jsonl": ("metadata.json", "rollouts_per_example"),
+}
+"""Where each trace file's run records its rollouts per task: `eval` writes `config.toml`
+(`num_rollouts`) beside `traces.jsonl`, vf-eval `metadata.json` (`rollouts_per_example`)
+beside `results.jsonl`."""
 
 
-def configured_rollouts(trace_file: Path) -> int | None:
-    """`num_rollouts` from the `config.toml` that `eval` wrote beside `trace_file` (rollouts
-    per task), or None when there is no such file or it does not say. Read as data (TOML,
-    one integer), never run; a file that is not TOML or holds another value is an error
+def configured_rollouts(trace_file: Path) -> tuple[int, str] | None:
+    """Rollouts per task the run asked for, and the file that says so (`RUN_SETTINGS`), or
+    None when there is no such file or it does not say. Read as data (TOML or JSON, one
+    integer), never run; a file that cannot be read or holds another value is an error
     naming it."""
-    import tomllib
-
-    path = trace_file.parent / RUN_CONFIG
+    if trace_file.name not in RUN_SETTINGS:
+        return None
+    name, key = RUN_SETTINGS[trace_file.name]
+    path = trace_file.parent / name
     if not path.is_file():
         return None
+    settings = _run_settings(path)
+    if key not in settings:
+        return None
+    value = settings[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_000_000:
+        shown = repr(value)[:40] if not isinstance(value, LongNumber) else _kind(value)
+        raise TraceFileError(f"{path}: field {key!r} is not a positive integer (got {shown})")
+    return value, name
+
+
+def _run_settings(path: Path) -> dict[str, Any]:
+    """A run's settings file (TOML or JSON by its name) as an object, or a TraceFileError."""
+    import tomllib
+
     try:
-        config = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        text = path.read_text(encoding="utf-8")
+        settings = tomllib.loads(text) if path.suffix == ".toml" else loads_json(text)
+    except tomllib.TOMLDecodeError as e:
         raise TraceFileError(f"{path}: not valid TOML ({str(e).splitlines()[0][:200]})") from None
+    except UnreadableText as e:
+        raise TraceFileError(f"{path}: {e}") from None
+    except UnicodeDecodeError:
+        raise TraceFileError(f"{path}: not UTF-8 text") from None
     except OSError as e:
         raise TraceFileError(f"{path}: cannot be read ({e.strerror})") from None
-    if "num_rollouts" not in config:
-        return None
-    value = config["num_rollouts"]
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_000_000:
-        raise TraceFileError(f"{path}: field 'num_rollouts' is not a positive integer (got {value!r:.40})")
-    return value
+    if not isinstance(settings, dict):
+        raise TraceFileError(f"{path}: not a JSON object (got {_kind(settings)})")
+    return settings
 
 
 def iter_traces(path: str | Path) -> Iterator[TraceRecord]:

@@ -13,15 +13,20 @@ capped at 8 tokens generated thousands. Here a chat or text completion request i
   the request states,
 - the server's default (the context size) when neither is.
 
-`max_completion_tokens` must be null or an integer of at least 1; anything else is answered
-with HTTP 400 naming the field. `max_tokens` is left to llama-cpp-python's own validation.
+`max_tokens` is read as the server reads it (its request model's field, pydantic's lax
+mode: `"5"` and `5.0` are 5); one the server refuses is left as it is, for the server to
+answer. `max_completion_tokens` must be null or an integer of at least 1; anything else is
+answered with HTTP 400 naming the field. Every route of the app that generates text is
+capped: the POST routes whose request model has `max_tokens` (the chat and text completion
+routes and llama-cpp-python's alias `/v1/engines/copilot-codex/completions`), found from the
+app's own routes, so an alias a later version adds is capped too.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any, TypeGuard
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from typing import Annotated, Any, TypeGuard
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -29,7 +34,10 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-CAPPED_PATHS = frozenset({"/v1/chat/completions", "/v1/completions"})
+Reading = Callable[[Any], Any]
+"""A request's `max_tokens` -> the value the server reads from it (an int or None), or
+`UNREADABLE` when the server refuses it."""
+UNREADABLE = object()
 
 
 class BadTokenCap(ValueError):
@@ -40,10 +48,30 @@ def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def cap_request(body: bytes) -> bytes:
+def server_reading(annotation: Any = int | None, metadata: tuple[Any, ...] = ()) -> Reading:
+    """How the server reads `max_tokens`: pydantic's lax validation of the field's type and
+    constraints (llama-cpp-python's request models say `Optional[int]`, the text route `ge=0`)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    adapter: TypeAdapter[Any] = TypeAdapter(Annotated[(annotation, *metadata)] if metadata else annotation)
+
+    def read(value: Any) -> Any:
+        try:
+            return adapter.validate_python(value)
+        except ValidationError:
+            return UNREADABLE
+
+    return read
+
+
+LAX_INT = server_reading()
+
+
+def cap_request(body: bytes, read_max_tokens: Reading = LAX_INT) -> bytes:
     """The request body with `max_completion_tokens` folded into `max_tokens` (the rule in
-    the module docstring). A body without `max_completion_tokens`, or that is not a JSON
-    object, comes back unchanged: llama-cpp-python answers malformed requests itself."""
+    the module docstring), `max_tokens` read with `read_max_tokens` (the route's own field).
+    A body without `max_completion_tokens`, or that is not a JSON object, comes back
+    unchanged: llama-cpp-python answers malformed requests itself."""
     try:
         request = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -54,21 +82,70 @@ def cap_request(body: bytes) -> bytes:
     if cap is not None:
         if not _is_int(cap) or cap < 1:
             raise BadTokenCap(f"max_completion_tokens must be null or an integer >= 1, got {cap!r}")
-        current = request.get("max_tokens")
-        request["max_tokens"] = min(cap, current) if _is_int(current) and current >= 1 else cap
+        current = read_max_tokens(request.get("max_tokens"))
+        if current is not UNREADABLE:  # else the server answers the bad max_tokens itself
+            request["max_tokens"] = min(cap, current) if _is_int(current) and current >= 1 else cap
     return json.dumps(request).encode()
 
 
+def completion_routes(app: Any) -> list[tuple[str, Reading]]:
+    """The app's routes that generate text, as the path each serves and how it reads
+    `max_tokens`: the POST routes whose request body model declares `max_tokens` (FastAPI's
+    `APIRoute.body_field`), wherever a router included them."""
+    found = []
+    for route, path in _routes(getattr(app, "routes", ())):
+        body = getattr(getattr(route, "body_field", None), "field_info", None)
+        fields = getattr(getattr(body, "annotation", None), "model_fields", None)
+        if (
+            "POST" in (getattr(route, "methods", None) or ())
+            and isinstance(fields, dict)
+            and "max_tokens" in fields
+        ):
+            field = fields["max_tokens"]
+            found.append((path, server_reading(field.annotation, tuple(field.metadata))))
+    return found
+
+
+def _routes(routes: Any) -> Iterator[tuple[Any, str]]:
+    """Every route and the whole path it serves: an included router's routes with their
+    prefix (FastAPI 0.165 keeps a router included by `include_router` as one entry, whose
+    `effective_route_contexts` are its routes; older versions list them one by one)."""
+    for route in routes:
+        contexts = getattr(route, "effective_route_contexts", None)
+        if callable(contexts):
+            for context in contexts():
+                yield context.original_route, context.path
+        elif isinstance(getattr(route, "path", None), str):
+            yield route, route.path
+
+
 class TokenCap:
-    """ASGI middleware applying `cap_request` to POSTs on the completion routes. The body is
-    read whole (requests are small JSON documents) and handed on as one message; later
-    `receive` calls (a streaming reply watching for a disconnect) reach the client as before."""
+    """ASGI middleware applying `cap_request` to POSTs on the app's completion routes
+    (`completion_routes`, matched on the path as the app matches it). The body is read whole
+    (requests are small JSON documents) and handed on as one message; later `receive` calls
+    (a streaming reply watching for a disconnect) reach the client as before."""
 
     def __init__(self, app: App) -> None:
+        from starlette.routing import compile_path
+
         self.app = app
+        routes = completion_routes(app)
+        self.paths = {path for path, _ in routes}
+        self.routes = [(compile_path(path)[0], reading) for path, reading in routes]
+
+    def _reading(self, scope: Scope) -> Reading | None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return None
+        path, root = scope["path"], scope.get("root_path", "")
+        path = path[len(root) :] if root and path.startswith(root) else path
+        for pattern, reading in self.routes:
+            if pattern.match(path):
+                return reading
+        return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in CAPPED_PATHS:
+        reading = self._reading(scope)
+        if reading is None:
             await self.app(scope, receive, send)
             return
         chunks = []
@@ -80,7 +157,7 @@ class TokenCap:
             if not message.get("more_body", False):
                 break
         try:
-            body = cap_request(b"".join(chunks))
+            body = cap_request(b"".join(chunks), reading)
         except BadTokenCap as e:
             await _error(send, 400, str(e))
             return

@@ -158,3 +158,71 @@ def test_a_writer_killed_with_kill_9_leaves_no_temporary_for_good(tmp_path):
         sleeper.wait()
     assert target.read_text() == "whole\n"
     os.unlink(live)
+
+
+# ------------------------------------------------- the commit: all renames or none (issue 33)
+
+
+def test_a_target_that_cannot_be_replaced_stops_the_commit_before_any_rename(scored, tmp_path):
+    # Issue 33 item 9: report.html is a directory, so its rename fails; traces, report.json
+    # and report.md were already replaced when score exited 2. Now nothing is.
+    run = tmp_path / "run"
+    shutil.copytree(scored, run)
+    (run / "report.html").unlink()
+    (run / "report.html").mkdir()
+    before = snapshot(run)
+    clean_exit_2(score(run, ["<score>1</score>"] * 6), "report.html")
+    assert snapshot(run) == before and (run / "report.html").is_dir()
+    assert temporaries(run) == []
+    clean_exit_2(medhal_main("report", str(run), "--no-plots", "--allow-incomplete"), "report.html")
+    assert snapshot(run) == before and temporaries(run) == []
+
+
+def test_a_rename_that_fails_midway_puts_back_what_was_renamed(tmp_path, monkeypatch):
+    # A failure no check before the renames can see (the disk, a race): the files renamed
+    # before it get their old content back, a file that was new is removed again.
+    from medhal.kit.files import StagedFiles
+
+    for name in ("a", "b", "d"):
+        (tmp_path / name).write_text(f"old {name}")
+    real, calls = os.replace, []
+
+    def replace(src, dst):
+        calls.append(Path(dst).name)
+        if Path(dst).name == "d" and Path(src).name.startswith("d.tmp-"):
+            raise OSError(28, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with StagedFiles() as staged:
+        for name in ("a", "b", "c", "d"):
+            staged.write(tmp_path / name, f"new {name}")
+        with pytest.raises(OSError, match="No space left"):
+            staged.commit()
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {"a": "old a", "b": "old b", "d": "old d"}
+
+
+def test_score_overwrite_of_an_eval_run_removes_its_config_with_the_traces(scored, tmp_path):
+    # Issue 33 item 6: `score --overwrite` over an eval run kept the eval's config.toml, so
+    # the new traces were judged against its rollout count (num_rollouts = 3: incomplete from
+    # then on). The config belongs to the traces it replaces: it goes, in the same commit.
+    run = tmp_path / "eval-run"
+    shutil.copytree(scored, run)
+    rows = [json.loads(line) for line in (run / "traces.jsonl").read_text().splitlines()]
+    for row in rows:
+        row["agent"]["harness"]["id"] = "bash"
+    (run / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (run / "config.toml").write_text('model = "m"\nnum_rollouts = 3\n')
+    proc = score(run, ["<score>1</score>"] * 6, "--overwrite")
+    assert proc.returncode == 0, proc.stderr
+    assert not (run / "config.toml").exists()
+    assert json.loads((run / "report.json").read_text())["complete"] is True
+    assert medhal_main("report", str(run), "--no-plots").returncode == 0
+    # Refused (report.html a directory): the config stays with the traces it describes.
+    shutil.copytree(scored, tmp_path / "again")
+    (tmp_path / "again" / "config.toml").write_text("num_rollouts = 3\n")
+    (tmp_path / "again" / "report.html").unlink()
+    (tmp_path / "again" / "report.html").mkdir()
+    before = snapshot(tmp_path / "again")
+    clean_exit_2(score(tmp_path / "again", ["<score>1</score>"] * 6, "--overwrite"), "report.html")
+    assert snapshot(tmp_path / "again") == before

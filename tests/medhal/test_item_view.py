@@ -228,3 +228,27 @@ def test_a_view_in_chunks_shows_the_first_then_every_item(tmp_path, monkeypatch)
             for k in ("items-ready", "items-loaded", "prompts-ready")
         }
         assert all(v is not None and int(v) >= 0 for v in ready.values()), ready
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        "filter=__proto__",
+        "filter=hasOwnProperty",
+        "filter=valueOf",
+        "filter=constructor",
+        "by=__proto__",
+        "by=hasOwnProperty",
+        "by=valueOf",
+        "by=toString",
+        "filter=__proto__&by=constructor&group=__proto__%3Dx",
+    ],
+)
+def test_a_view_naming_an_inherited_property_shows_every_item(hostile_page, view):
+    # Issue 33 item 14: a #view: link naming a property every object inherits found it as a
+    # filter or a group order, and the view stopped with a TypeError. Names are looked up
+    # as the page's own only: such a view is the default one, every item, by idx.
+    page, tmp = hostile_page
+    cards, _, console = shown(tmp, page, view)
+    assert console == []
+    assert cards == ([] if "group=" in view else [0, 1, 2, 3, 4, 5])

@@ -34,6 +34,14 @@ LONG = [{"role": "user", "content": "Write a very long story about a dragon and 
         ({"max_tokens": 0, "max_completion_tokens": 7}, {"max_tokens": 7}),  # llama.cpp's 0: no cap
         ({"max_tokens": 6, "max_completion_tokens": None}, {"max_tokens": 6}),
         ({}, {}),
+        # max_tokens as the server reads it (pydantic, lax): "5" and 5.0 are 5 (issue 33 item 12).
+        ({"max_tokens": "5", "max_completion_tokens": 12}, {"max_tokens": 5}),
+        ({"max_tokens": 5.0, "max_completion_tokens": 12}, {"max_tokens": 5}),
+        ({"max_tokens": " 4 ", "max_completion_tokens": 12}, {"max_tokens": 4}),
+        ({"max_tokens": "20", "max_completion_tokens": 12}, {"max_tokens": 12}),
+        # One the server refuses stays as it is, for the server to answer 400.
+        ({"max_tokens": "five", "max_completion_tokens": 12}, {"max_tokens": "five"}),
+        ({"max_tokens": 5.5, "max_completion_tokens": 12}, {"max_tokens": 5.5}),
     ],
 )
 def test_the_cap_is_the_smaller_of_those_given(body, capped):
@@ -50,6 +58,54 @@ def test_other_bodies_pass_through_unchanged():
 def test_a_bad_max_completion_tokens_is_refused(value):
     with pytest.raises(BadTokenCap, match=r"max_completion_tokens must be null or an integer >= 1, got "):
         cap_request(json.dumps({"max_completion_tokens": value}).encode())
+
+
+def llama_app(*extra_paths: str):
+    """llama-cpp-python's own routes (no model loaded), plus text-completion aliases at
+    `extra_paths` as a later version might add them; each echoes the request's max_tokens as
+    the app read it."""
+    from fastapi import FastAPI
+    from llama_cpp.server.app import router
+    from llama_cpp.server.types import CreateCompletionRequest
+
+    app = FastAPI()
+    app.include_router(router)
+
+    async def echo(body) -> dict:  # type: ignore[no-untyped-def]
+        return {"max_tokens": body.max_tokens}
+
+    echo.__annotations__["body"] = CreateCompletionRequest  # resolved here, not from a string
+
+    for path in extra_paths:
+        app.post(path)(echo)
+    return app
+
+
+def test_every_completion_route_of_the_app_is_capped():
+    from medhal.serving.llama_server import TokenCap
+
+    pytest.importorskip("llama_cpp.server.app")
+    capped = TokenCap(llama_app("/v1/engines/other-model/completions")).paths
+    assert capped == {
+        "/v1/completions",
+        "/v1/engines/copilot-codex/completions",  # llama-cpp-python's own alias
+        "/v1/chat/completions",
+        "/v1/engines/other-model/completions",
+    }
+
+
+def test_a_request_to_an_alias_route_is_capped():
+    from fastapi.testclient import TestClient
+
+    from medhal.serving.llama_server import TokenCap
+
+    pytest.importorskip("llama_cpp.server.app")
+    client = TestClient(TokenCap(llama_app("/v1/engines/other-model/completions")))
+    for path in ("/v1/engines/other-model/completions",):
+        reply = client.post(path, json={"prompt": "x", "max_tokens": "9", "max_completion_tokens": 3})
+        assert reply.json() == {"max_tokens": 3}, path
+        reply = client.post(path, json={"prompt": "x", "max_completion_tokens": 0})
+        assert reply.status_code == 400, path
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +161,14 @@ def test_streamed_and_text_completions_are_capped_too(server):
         timeout=300,
     ).json()
     assert text["usage"]["completion_tokens"] == 7 and text["choices"][0]["finish_reason"] == "length"
+    # llama-cpp-python's alias route, and a max_tokens the server reads as 5 beside a larger cap.
+    alias = httpx.post(
+        f"{server.base_url}/engines/copilot-codex/completions",
+        json={"prompt": "Once upon a time", "temperature": 0, "max_completion_tokens": 7},
+        timeout=300,
+    ).json()
+    assert alias["usage"]["completion_tokens"] == 7, alias
+    assert chat(server, max_tokens="5", max_completion_tokens=12).json()["usage"]["completion_tokens"] == 5
 
 
 def test_a_bad_cap_is_a_400_naming_the_field(server):

@@ -5,7 +5,10 @@ anywhere but at the end is named and not touched."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -27,10 +30,14 @@ def rows_text(n: int, width: int = 40) -> list[bytes]:
     ]
 
 
-def run_dir(tmp_path: Path, content: bytes, name: str = "traces.jsonl") -> Path:
+def run_dir(tmp_path: Path, content: bytes, name: str = "traces.jsonl", age: float = 60.0) -> Path:
+    """A run directory whose trace file holds `content`, last modified `age` seconds ago (a
+    killed eval's file is still; repair waits `QUIET_SECONDS` after the last change)."""
     run = tmp_path / "run"
     run.mkdir(exist_ok=True)
     (run / name).write_bytes(content)
+    then = time.time() - age
+    os.utime(run / name, (then, then))
     return run
 
 
@@ -133,7 +140,7 @@ def test_cli(tmp_path):
     clean_exit_2(medhal_main("repair", str(tmp_path / "nowhere")), str(tmp_path / "nowhere"), "no such file")
     (tmp_path / "empty").mkdir()
     clean_exit_2(medhal_main("repair", str(tmp_path / "empty")), "no traces.jsonl or results.jsonl")
-    (run / "traces.jsonl").write_bytes(b"{not json\n" + lines[0])
+    run_dir(tmp_path, b"{not json\n" + lines[0])
     clean_exit_2(medhal_main("repair", str(run)), f"{run / 'traces.jsonl'}:1:", "not repaired")
 
 
@@ -175,7 +182,10 @@ def test_resume_after_a_killed_write(tmp_path, endpoint):
     assert before.returncode != 0
     assert "json.decoder.JSONDecodeError" in before.stderr, before.stderr[-3000:]
 
-    repaired = medhal_main("repair", str(out))
+    # Repair waits for a file to be still (modified a moment ago here), unless told it is.
+    os.utime(traces)
+    clean_exit_2(medhal_main("repair", str(out)), "modified", "--force")
+    repaired = medhal_main("repair", "--force", str(out))
     assert repaired.returncode == 0, repaired.stderr
     assert f"moved the partial line {n} ({len(partial):,} bytes" in repaired.stdout
     assert (out / "traces.jsonl.partial").read_bytes() == partial
@@ -271,3 +281,66 @@ def test_a_complete_last_line_that_report_refuses_is_not_given_a_newline(tmp_pat
     run = run_dir(tmp_path, lines[0] + b'{"task": {"data": {"idx": "one"}}, "nodes": []}')
     with pytest.raises(RepairError, match=r"traces.jsonl:2: field 'task.data.idx'"):
         repair_run(run)
+
+
+# ------------------------------------------------------------------ a writer still writing (issue 33 item 10)
+
+WRITER = """
+import sys
+with open(sys.argv[1], "ab") as f:
+    line = sys.argv[2].encode()
+    f.write(line[: len(line) // 2])
+    f.flush()
+    print("paused", flush=True)
+    sys.stdin.readline()  # paused inside the line until the test says go on
+    f.write(line[len(line) // 2 :] + b"\\n")
+"""
+
+
+def test_a_writer_paused_inside_a_line_is_seen_and_its_line_stays_whole(tmp_path):
+    # Round 2's repair cut the half line the writer had written, then the writer wrote the
+    # other half: two halves, and a file later repairs refused. A file some process holds
+    # open for writing is not repaired, whatever --force says.
+    lines = rows_text(4)
+    run = run_dir(tmp_path, b"".join(lines[:3]))
+    traces = run / "traces.jsonl"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(traces), lines[3].decode().rstrip("\n")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "paused\n"
+        for force in (False, True):
+            with pytest.raises(RepairError, match=f"process {writer.pid} has it open for writing"):
+                repair_run(run, force=force)
+        assert traces.read_bytes() == b"".join(lines[:3]) + lines[3][: (len(lines[3]) - 1) // 2]
+        assert not (run / "traces.jsonl.partial").exists()
+    finally:
+        writer.communicate("go on\n", timeout=60)
+    assert writer.returncode == 0
+    assert traces.read_bytes() == b"".join(lines)
+    [repair] = repair_run(run)
+    assert repair.describe() == f"{traces}: intact (4 lines), nothing to do"
+
+
+def test_a_file_modified_within_the_quiet_window_waits_for_force(tmp_path):
+    from medhal.reports.repair import QUIET_SECONDS
+
+    lines = rows_text(3)
+    cut = b"".join(lines[:2]) + lines[2][:20]
+    run = run_dir(tmp_path, cut, age=1.0)
+    with pytest.raises(RepairError, match=f"modified 1 s ago, within {QUIET_SECONDS} s"):
+        repair_run(run)
+    assert (run / "traces.jsonl").read_bytes() == cut
+    line = clean_exit_2(medhal_main("repair", str(run)), "traces.jsonl", "--force")
+    assert "nothing was changed" in line
+    proc = medhal_main("repair", "--force", str(run))
+    assert proc.returncode == 0, proc.stderr
+    assert (run / "traces.jsonl").read_bytes() == b"".join(lines[:2])
+    # Still for longer than the window: repaired without --force.
+    (tmp_path / "still").mkdir()
+    run = run_dir(tmp_path / "still", cut, age=QUIET_SECONDS + 1)
+    [repair] = repair_run(run)
+    assert repair.moved == 20

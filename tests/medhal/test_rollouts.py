@@ -291,3 +291,188 @@ def test_eval_with_three_rollouts_then_report_exits_0_with_pass_at_k(tmp_path):
     proc = medhal_main("report", str(tmp_path / "run"), "--no-plots")
     assert proc.returncode == 2 and "config.toml: not valid TOML" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------- v0 results: rows without a rollout id
+
+
+def v0_row(idx: int, number: int, right: bool) -> dict:
+    """A `results.jsonl` row as vf-eval writes it for medhal's v0 face (verifiers 0.2.1,
+    `save_utils.state_to_output`): the TaskData under `info.task_data`, the example id, no
+    id of the rollout itself."""
+    label = "yes" if right else "no"
+    metrics = {
+        f"{kind}_{c}": float(right if kind == "correct" else 1)
+        for kind in ("correct", "parsed")
+        for c in ("medhal", "authors", "strict")
+    }
+    return {
+        "example_id": idx,
+        "prompt": [{"role": "user", "content": "q"}],
+        "completion": [{"role": "assistant", "content": label}],
+        "info": {
+            "task_data": rollout(idx, number, right)["task"]["data"],
+            "task_type": "ToyTask",
+            "readings": {"medhal": label, "authors": label, "strict": label},
+        },
+        "reward": float(right),
+        "error": None,
+        "timing": {"start_time": 1796409743.0 + idx + number / 10},
+        "is_completed": True,
+        "metrics": metrics,
+        **metrics,
+    }
+
+
+def write_v0_run(path: Path, rows: list[dict], rollouts_per_example: int | None = None) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if rollouts_per_example is not None:
+        metadata = {
+            "env_id": "toy",
+            "model": "m",
+            "num_examples": 4,
+            "rollouts_per_example": rollouts_per_example,
+        }
+        (path / "metadata.json").write_text(json.dumps(metadata))
+    return path / "results.jsonl"
+
+
+def v0_three_each() -> list[dict]:
+    # As vf-eval -r 3 writes them: each example's rollouts together.
+    return [v0_row(i, r, bool(RIGHT[i][r])) for i in range(4) for r in range(3)]
+
+
+def test_v0_rows_of_one_example_are_its_rollouts(tmp_path):
+    # vf-eval -r 3 (prime's hosted default is 3 rollouts): the rows carry no rollout id; each
+    # row is a rollout, and metadata.json says how many each example should have.
+    report = build_report(read_run(write_v0_run(tmp_path / "run", v0_three_each(), 3), SPEC))
+    assert (report["n"], report["n_distinct"], report["n_duplicates"], report["complete"]) == (12, 4, 0, True)
+    rollouts = report["rollouts"]
+    assert (rollouts["per_task"], rollouts["source"]) == (3, "metadata.json")
+    assert rollouts["pass_at_k"] == pytest.approx({"1": 0.5, "2": 2 / 3, "3": 0.75})
+    assert rollouts["majority_accuracy"] == pytest.approx(0.5)
+    assert report["per_item"]["mean_correct"] == pytest.approx([1, 1 / 3, 0, 2 / 3])
+
+
+def test_v0_rows_over_their_rollouts_make_the_run_incomplete(tmp_path):
+    # A row written twice cannot be told from a fourth rollout: it is one over the 3 asked for.
+    rows = v0_three_each()
+    report = build_report(read_run(write_v0_run(tmp_path / "run", [*rows, rows[4]], 3), SPEC))
+    assert not report["complete"] and report["rollouts"]["n_extra_rollouts"] == 1
+    # Without metadata.json k is read from the rows: the others are then short of 4.
+    report = build_report(read_run(write_v0_run(tmp_path / "bare", [*rows, rows[4]]), SPEC))
+    assert (report["rollouts"]["per_task"], report["rollouts"]["source"], report["complete"]) == (
+        4,
+        "traces",
+        False,
+    )
+    report = build_report(read_run(write_v0_run(tmp_path / "whole", rows), SPEC))
+    assert (report["rollouts"]["per_task"], report["complete"]) == (3, True)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("{", "not valid JSON"),
+        ('{"rollouts_per_example": 0}', "'rollouts_per_example' is not a positive integer"),
+        ('{"rollouts_per_example": "3"}', "'rollouts_per_example' is not a positive integer"),
+        ("[3]", "not a JSON object"),
+    ],
+)
+def test_a_bad_metadata_json_is_one_line_naming_it(tmp_path, text, problem):
+    path = write_v0_run(tmp_path / "run", v0_three_each())
+    (tmp_path / "run" / "metadata.json").write_text(text)
+    with pytest.raises(TraceFileError, match=f"metadata.json: .*{problem}"):
+        read_run(path, SPEC)
+
+
+@pytest.mark.slow(reason="vf-eval, verifiers' v0 executable, in a new process")
+def test_vf_eval_with_three_rollouts_then_report_exits_0_with_pass_at_k(tmp_path):
+    import itertools
+    import os
+    import subprocess
+
+    from tests.conftest import BIN
+    from tests.medfact_bench.fixtures import DEMO_ROWS
+    from tests.running import medhal_main
+    from tests.scripted_endpoint import ScriptedEndpoint
+
+    replies = itertools.cycle(["<score>2</score>", "<score>-2</score>", "no score"])
+    with ScriptedEndpoint(lambda body, number: next(replies)) as endpoint:
+        argv = [
+            str(BIN / "vf-eval"), "medfact-bench", "-m", "scripted", "-b", endpoint.base_url, "-k", "KEY",
+            "-n", "-1", "-r", "3", "-a", json.dumps({"dataset_path": str(DEMO_ROWS)}), "-s", "-d",
+            "--disable-env-server", "-o", str(tmp_path / "vf"),
+        ]  # fmt: skip
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=600, env={**os.environ, "KEY": "k"}
+        )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    (results,) = (tmp_path / "vf" / "evals").glob("*/*/results.jsonl")
+    assert len(results.read_text().splitlines()) == 18
+    proc = medhal_main("report", str(results.parent), "--no-plots")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((results.parent / "report.json").read_text())
+    assert (report["n"], report["n_distinct"], report["n_duplicates"], report["complete"]) == (18, 6, 0, True)
+    assert (report["rollouts"]["per_task"], report["rollouts"]["source"]) == (3, "metadata.json")
+    assert set(report["rollouts"]["pass_at_k"]) == {"1", "2", "3"}
+    assert "x 3 rollouts" in proc.stdout
+
+
+# ------------------------------------------------------------------ the terminal's summary line
+
+
+def test_the_terminal_summary_counts_tasks_and_rollouts(tmp_path):
+    from medhal.commands.report import summary_lines
+
+    report = build_report(read_run(write_run(tmp_path / "run", three_each(), 3), SPEC))
+    line = summary_lines(report, tmp_path / "run")[1]
+    assert line == "Complete: 4 of 4 tasks x 3 rollouts (12 traces), one provenance."
+
+
+def test_the_terminal_summary_of_merged_shards_counts_their_rollouts(tmp_path):
+    # Two shards of the 4 tasks (0/2: ids 0 and 2; 1/2: ids 1 and 3), each scored twice,
+    # read as `medhal report --merge` reads them.
+    from medhal.commands.report import summary_lines
+    from medhal.reports.report import Run
+    from medhal.reports.traces import configured_rollouts, iter_traces
+
+    run = Run(SPEC, "merged", merged=True)
+    for i in range(2):
+        rows = []
+        for idx in range(i, 4, 2):
+            for number in range(2):
+                row = rollout(idx, number, True)
+                row["task"]["data"]["selection"] = {**SELECTION, "shard": f"{i}/2", "n_shard": 2}
+                rows.append(row)
+        path = write_run(tmp_path / f"shard{i}", rows, 2)
+        run.expect_rollouts(configured_rollouts(path))
+        for record in iter_traces(path):
+            run.add(record)
+    report = build_report(run)
+    assert report["complete"], report
+    line = summary_lines(report, tmp_path / "merged")[1]
+    assert line == "Complete: 4 of 4 tasks x 2 rollouts (8 traces), one provenance."
+
+
+# ------------------------------------------------------------- majority votes by the compared key
+
+
+def test_a_majority_votes_on_the_key_the_spec_declares(tmp_path):
+    # One task, three rollouts: "yes", "YES" (both right: the toy rule ignores case) and
+    # "no". On the label read there are three answers, a tie: no majority. On the key the
+    # rule compares there are two, "yes" twice: a majority, right.
+    from dataclasses import replace
+
+    rows = [
+        rollout(0, r, right, reading=label)
+        for r, (label, right) in enumerate([("yes", True), ("YES", True), ("no", False)])
+    ]
+    for row in rows:
+        row["task"]["data"]["selection"] = {**SELECTION, "n_expected": 1}
+    path = write_run(tmp_path / "run", rows, 3)
+    free_text = replace(SPEC, classes=())  # answers are texts, not classes
+    assert build_report(read_run(path, free_text))["rollouts"]["majority_accuracy"] == 0.0
+    by_key = replace(free_text, vote_key=lambda view: view.pred.casefold())
+    assert build_report(read_run(path, by_key))["rollouts"]["majority_accuracy"] == 1.0

@@ -6,6 +6,7 @@ unusual (a byte-order mark). Rows are built here in the shape verifiers writes."
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -267,3 +268,127 @@ def test_report_exits_2_with_one_line(tmp_path, scored, case):
     proc = medhal_main("report", str(path), "-o", str(tmp_path / "report"))
     clean_exit_2(proc, f"{path}:2:", *fragments)
     assert not (tmp_path / "report" / "report.json").exists()
+
+
+# ------------------------------------------------------- rewards and weights: finite and bounded
+
+
+def medfact_traces(tmp_path: Path) -> list[dict]:
+    """The six MedFact-Bench demo items as `medhal score` writes them (one right)."""
+    from tests.medfact_bench.fixtures import score_demo
+
+    run = score_demo(["<score>2</score>"] + ["no score"] * 5, tmp_path / "scored", "--no-plots")
+    return [json.loads(line) for line in (run / "traces.jsonl").read_text().splitlines()]
+
+
+def reported(tmp_path: Path, rows: list[dict]) -> subprocess.CompletedProcess:
+    run = tmp_path / "run"
+    run.mkdir(exist_ok=True)
+    # json writes NaN and Infinity as the bare words (not JSON, but what Python writes).
+    (run / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return medhal_main("report", str(run), "--no-plots", "--max-error-rate", "1", "--allow-incomplete")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [float("nan"), float("inf"), float("-inf"), 1e300, -2e12],
+    ids=["nan", "inf", "-inf", "1e300", "-2e12"],
+)
+def test_a_reward_that_is_not_a_bounded_number_is_bad_input(tmp_path, value):
+    # Issue 33 item 5: a NaN reward was read as 0 (the mean dropped, the run "complete", exit
+    # 0); rewards near the float limit overflowed the mean ("Out of range float values are not
+    # JSON compliant", naming nothing). Both are one line naming file, line and field.
+    rows = medfact_traces(tmp_path)
+    rows[3]["rewards"]["accuracy"] = value
+    clean_exit_2(reported(tmp_path, rows), "traces.jsonl:4:", "field 'rewards.accuracy'", "10^12")
+
+
+def test_a_metric_that_is_not_a_bounded_number_is_bad_input(tmp_path):
+    rows = medfact_traces(tmp_path)
+    rows[1]["metrics"]["correct_authors"] = 1e308
+    clean_exit_2(reported(tmp_path, rows), "traces.jsonl:2:", "field 'metrics.correct_authors'")
+
+
+@pytest.mark.parametrize(
+    ("part", "value"),
+    [
+        ("weight", float("nan")),
+        ("weight", float("inf")),
+        ("score", float("-inf")),
+        ("score", 1e200),
+        ("weight", 1e13),
+    ],
+)
+def test_a_0_4_reward_whose_score_or_weight_is_not_a_bounded_number_is_bad_input(tmp_path, part, value):
+    from tests.medhal.test_compare_identity import as_episode
+
+    episodes = [as_episode(row) for row in medfact_traces(tmp_path)]
+    episodes[2]["traces"][0]["rewards"]["accuracy"][part] = value
+    clean_exit_2(reported(tmp_path, episodes), "traces.jsonl:3:", f"field 'rewards.accuracy.{part}'")
+
+
+def test_a_0_4_reward_whose_product_overflows_is_bad_input(tmp_path):
+    # score and weight each within the bound, their product beyond it.
+    from tests.medhal.test_compare_identity import as_episode
+
+    episodes = [as_episode(row) for row in medfact_traces(tmp_path)]
+    episodes[0]["traces"][0]["rewards"]["accuracy"] = {"score": 1e9, "weight": 1e9}
+    clean_exit_2(reported(tmp_path, episodes), "traces.jsonl:1:", "field 'rewards.accuracy'")
+
+
+def test_a_v0_reward_that_is_not_a_number_is_bad_input(tmp_path):
+    row = {
+        "prompt": [{"role": "user", "content": "q"}],
+        "completion": [{"role": "assistant", "content": "x"}],
+        "reward": float("nan"),
+        "info": {"task_data": {"idx": 0, "benchmark": "medfact-bench"}},
+    }
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    fails(path, f"{path}:1:", "field 'reward'")
+
+
+def test_rewards_at_the_bound_are_summed_without_overflow(tmp_path):
+    rows = medfact_traces(tmp_path)
+    for row in rows:
+        row["rewards"] = {"accuracy": 1e12, "bonus": 1e12}
+    proc = reported(tmp_path, rows)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["rollouts"]["mean_reward"] == 2e12
+
+
+# ------------------------------------------------------- a 0.4 episode's errors: linear work
+
+
+class CountingError(dict):
+    """An error object that counts how often it is compared for equality."""
+
+    comparisons = 0
+
+    def __eq__(self, other: object) -> bool:
+        CountingError.comparisons += 1
+        return dict.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_merging_an_episodes_errors_with_its_traces_is_linear():
+    # Issue 33 item 13: an episode lists its errors, and so does its trace; merging them by
+    # list membership compared each of the episode's with each of the trace's (20,000 each:
+    # 21 s; 80,000: 299 s). The work per error must not grow with their number.
+    from medhal.reports.traces import _from_episode
+
+    n = 400
+    own = [CountingError(type="ProviderError", message=f"trace error {i}") for i in range(n)]
+    around = [CountingError(type="EnvError", message=f"episode error {i}") for i in range(n)]
+    around += [CountingError(own[i]) for i in range(0, n, 2)]  # half of the trace's, listed again
+    trace = {**trace_row(0, reply=None), "errors": own}
+    episode = {"task": trace["task"], "traces": [trace], "errors": around}
+    CountingError.comparisons = 0
+    record = _from_episode(episode, "traces.jsonl:1", "traces.jsonl", 1)
+    assert CountingError.comparisons <= 10 * n, CountingError.comparisons
+    assert [e["message"] for e in record.errors] == [
+        *(f"trace error {i}" for i in range(n)),
+        *(f"episode error {i}" for i in range(n)),
+    ]

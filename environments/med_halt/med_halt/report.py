@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from med_halt.benchmark import ENV_ID, FAKE, FCT, FULL_SIZE, PUBLISHED, SETS
+from med_halt.rows import normalize_text
 from med_halt.scoring import ITEM_OUTCOMES, VERDICT_CORRECT, outcome_key
 from medhal.kit.replies import CONVENTIONS
 from medhal.reports.headline import Lead
@@ -85,6 +86,25 @@ def item_counts(item: ItemView) -> Counts:
 
 COLUMNS = Columns(Counts)
 
+GOLD_VOTE = "gold"
+"""The vote key of every answer the set's rule accepts (other keys start with "answer: ")."""
+
+
+def vote_key(item: ItemView) -> str:
+    """One rollout's answer as the set's rule compares it, for majority votes over a task's
+    rollouts. Every answer the rule accepts equals the gold under that rule ("Vitamin C" and
+    "vitamin c"; "I do not know" and "I don't know" under `decline`; a title with or without
+    its final period under `normalized`), so all of them are one vote, as the trace's
+    correctness says (whatever the rule of the run and the reading convention). The rule
+    never compares two wrong answers, so those are told apart by Med-HALT's own normalised
+    form (`med_halt.rows.normalize_text`: case, punctuation and spacing ignored): "Pancreas"
+    and "pancreas" are one wrong answer. Unreadable and failed rollouts keep their label."""
+    if item.errored or not item.parsed:
+        return item.pred
+    if item.correct:
+        return GOLD_VOTE
+    return "answer: " + normalize_text(item.pred)
+
 
 def paper_score(columns: Columns):
     """Eq. 1: (1.25 * right - 0.25 * N) / N, i.e. the mean of +1 / -0.25 over all items."""
@@ -100,6 +120,22 @@ BASE = Columns()
 
 REPORT = ReportSpec(
     benchmark=ENV_ID,
+    # What says which item a task is: the fields MedHaltData declares (taskset.py; the test of
+    # content digests, tests/medhal/test_compare_identity.py, keeps the two alike).
+    content_fields=(
+        "test_set",
+        "family",
+        "source_question",
+        "gold",
+        "rule",
+        "split_type",
+        "source_dataset",
+        "proposed_answer",
+        "verdict_gold",
+        "decline_options",
+        "choices",
+        "paper_exists",
+    ),
     title="Med-HALT (reasoning and memory hallucination tests)",
     columns=COLUMNS,
     item_counts=item_counts,
@@ -140,6 +176,7 @@ REPORT = ReportSpec(
     full_size=FULL_SIZE,
     published=PUBLISHED,
     group_sizes={name: spec.size for name, spec in SETS.items()},
+    vote_key=vote_key,
     notes=(
         (
             "paper_score = mean over all N items of +1 (right) / -0.25 (wrong, format errors and failed "

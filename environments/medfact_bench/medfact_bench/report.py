@@ -11,6 +11,9 @@ from medhal.reports.report import Columns, ReportSpec
 
 REPORT = ReportSpec(
     benchmark=ENV_ID,
+    # What says which item a task is: the fields MedFactData declares (taskset.py; the test of
+    # content digests, tests/medhal/test_compare_identity.py, keeps the two alike).
+    content_fields=("dataset", "claim", "label", "invalid_reward"),
     title="MedFact-Bench (zero-shot claim verification)",
     columns=Columns(),
     lead=Lead("macro_accuracy", "macro accuracy over the components"),

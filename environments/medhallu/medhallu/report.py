@@ -63,6 +63,19 @@ COLUMNS = Columns(Counts)
 
 REPORT = ReportSpec(
     benchmark=ENV_ID,
+    # What says which item a task is: the fields MedHalluData declares (taskset.py; the test of
+    # content digests, tests/medhal/test_compare_identity.py, keeps the two alike).
+    content_fields=(
+        "question",
+        "answer",
+        "label",
+        "difficulty",
+        "category",
+        "not_sure_offered",
+        "not_sure_reward",
+        "answer_vocabulary",
+        "invalid_reward",
+    ),
     title="MedHallu (hallucination detection, hallucinated = positive class)",
     columns=COLUMNS,
     item_counts=item_counts,
