@@ -50,11 +50,12 @@ def cmd_rescore(ns: argparse.Namespace) -> int:
     }
     traces = asyncio.run(rescored_traces(recorded, tasks, note))
     old_report = old_reading(source, env_id, out)
-    rollouts = configured_rollouts(source)
+    configured = configured_rollouts(source)
+    rollouts = None if configured is None else (configured[0], "config.toml")  # the one written below
     with StagedFiles() as staged:
         report, staged_traces = stage_scored_run(traces, out, env_id, not ns.no_plots, staged, rollouts)
         if rollouts is not None:
-            staged.write(out / "config.toml", ROLLOUTS_NOTE + f"num_rollouts = {rollouts}\n")
+            staged.write(out / "config.toml", ROLLOUTS_NOTE + f"num_rollouts = {rollouts[0]}\n")
         now = [outcome(record) for record in iter_traces(staged_traces)]
         comparison = compare(zip(recorded, now, strict=True), old_report, report)
         text = comparison_markdown(comparison)
