@@ -56,11 +56,17 @@ def cmd_score(ns: argparse.Namespace) -> int:
 
 
 def stage_scored_run(
-    traces: list[Any], out: Path, env_id: str, plots: bool, staged: StagedFiles, rollouts: tuple[int, str] | None = None
+    traces: list[Any],
+    out: Path,
+    env_id: str,
+    plots: bool,
+    staged: StagedFiles,
+    rollouts: tuple[int, str] | None = None,
 ) -> tuple[dict[str, Any], Path]:
     """Stage `out/traces.jsonl` and the report made from it (`staged` commits them with the
     caller's other files, or drops them all): the report, and the staged traces (readable
-    until the commit). `rollouts`: rollouts per task the run asked for and the file that says so, when known."""
+    until the commit). `rollouts`: rollouts per task the run asked for and the file that says
+    so, when known."""
     from medhal.kit.predictions import write_traces
 
     staged_traces = write_traces(traces, out, staged)

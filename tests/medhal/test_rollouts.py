@@ -452,7 +452,8 @@ def test_the_terminal_summary_of_merged_shards_counts_their_rollouts(tmp_path):
             run.add(record)
     report = build_report(run)
     assert report["complete"], report
-    [line] = [x for x in summary_lines(report, tmp_path / "merged") if x.startswith(("Complete", "INCOMPLETE"))]
+    lines = summary_lines(report, tmp_path / "merged")
+    [line] = [x for x in lines if x.startswith(("Complete", "INCOMPLETE"))]
     assert line == "Complete: 4 of 4 tasks x 2 rollouts (8 traces), one provenance."
 
 
