@@ -46,6 +46,8 @@ def test_demo_with_the_local_model(offline_assets, tmp_path):
     assert sorted(links) == sorted(f"{env}/report.html" for env in envs)
     assert all((out / link).is_file() for link in links)
     summary = (out / "report.md").read_text()
-    assert "| benchmark | items | errors |" in summary and "| benchmark | items | errors |" in proc.stdout
+    # The table leads with each benchmark's headline, as its paper names it (issue 34 item 2).
+    header = "| benchmark | headline (as the paper names it) | value (95% CI) | items | errors |"
+    assert header in summary and header in proc.stdout
     # The terminal shows progress and a summary; eval's own logs went to files.
     assert "eval config" not in proc.stdout and (out / "medfact-bench" / "eval.log").is_file()
