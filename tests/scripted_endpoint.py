@@ -67,7 +67,9 @@ def completion(text: str | None, model: str, reasoning: Reasoned | None = None) 
     if reasoning is not None:
         message = {"role": "assistant", "content": reasoning.content, reasoning.field: reasoning.reasoning}
         finish = reasoning.finish_reason
-    generated = len(text or "") + (len(reasoning.reasoning) + len(reasoning.content or "") if reasoning else 0)
+    generated = len(text or "")
+    if reasoning is not None:
+        generated = len(reasoning.reasoning) + len(reasoning.content or "")
     return {
         "id": f"chatcmpl-{time.time_ns()}",
         "object": "chat.completion",

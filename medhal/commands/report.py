@@ -78,9 +78,14 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
     else:
         lines.append(complete_text(report))
     own = report.get("convention")
+    cut = (
+        f"; replies cut by the token limit: {report['n_truncated']} (report.md says where)"
+        if report.get("n_truncated")
+        else ""
+    )
     lines.append(
         f"Errored rollouts: {report['n_errors']}; unreadable replies ({own} reading): "
-        f"{report.get('n_unreadable', 0)}; paper-comparable: {fmt(report['paper_comparable'])}."
+        f"{report.get('n_unreadable', 0)}{cut}; paper-comparable: {fmt(report['paper_comparable'])}."
     )
     names = headline_names(report, report.get("headline") or ("accuracy",))
     columns = [f"{c} (run)" if c == own else c for c in CONVENTIONS]

@@ -21,6 +21,15 @@ class Md(str):
     """Markdown that is already safe (built here from escaped parts); `fmt` passes it as is."""
 
 
+TRUNCATED_TITLE = "Replies cut by the token limit"
+TRUNCATED_NOTE = (
+    "Generation stopped at its token limit (finish reason `length`). Cut before the answer: no answer "
+    "text came, the model stopped inside its reasoning (which is never read as the answer). Each counts "
+    "as its reply reads; a larger max_tokens gives the model room to answer."
+)
+"""How report.md and report.html head and explain the table of cut replies."""
+
+
 def fmt(value: Any) -> str:
     """A value as the text of one table cell: numbers formatted, everything else untrusted
     (`markdown_text`: no HTML, no link, no extra cell, one line)."""
@@ -373,6 +382,10 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
                 for u in report["unreadable"]
             ],
         )
+        lines.append("")
+    if report.get("n_truncated"):
+        lines += [f"### {TRUNCATED_TITLE} ({report['n_truncated']})", "", TRUNCATED_NOTE, ""]
+        lines += table(["count", "cut", "e.g. idx"], [[t["count"], t["where"], t["idx"]] for t in report["truncated"]])
         lines.append("")
     if report["errors"]:
         lines += ["### Errored rollouts (kept in every denominator, scored wrong)", ""]

@@ -19,8 +19,6 @@ test pins that fact, which the README states.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +29,7 @@ from medhal.kit.lines import LINE
 from medhal.kit.replies import CONVENTIONS
 from tests.running import eval_main, medhal_main
 from tests.scripted_endpoint import ScriptedEndpoint
-from tests.test_cross_line import demo_options, eval_command, last_user_text, scripted_replies
+from tests.test_cross_line import demo_options, last_user_text, line_eval, scripted_replies
 
 FCT, FAKE = "reasoning_FCT", "reasoning_fake"
 ENV = "med-halt"
@@ -103,15 +101,7 @@ def _summary_on_04(base_url: str, out: Path, options: dict[str, Any]) -> tuple[d
     import verifiers.v1 as vf
     from prime_runs.metrics import from_episodes
 
-    proc = subprocess.run(
-        eval_command(ENV, base_url, out, options),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PRIME_API_KEY": "scripted"},
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    (traces,) = sorted(out.glob("**/traces.jsonl"))
+    traces = line_eval(ENV, base_url, out, options)
     episodes = [vf.Episode.model_validate_json(line) for line in traces.read_text().splitlines() if line]
     return dict(from_episodes(episodes)["avg_metrics"]), traces
 
@@ -121,6 +111,7 @@ def report_figure(report: dict[str, Any], metric: str) -> float:
     for c in CONVENTIONS:
         figures = report["conventions"][c]
         sets = {name: group["conventions"][c] for name, group in report["groups"]["test_set"].items()}
+        memory = report["groups"]["family"]["memory"]["conventions"][c]
         named = {
             f"correct_{c}": figures["accuracy"],
             f"parsed_{c}": figures["parse_rate"],
@@ -128,8 +119,8 @@ def report_figure(report: dict[str, Any], metric: str) -> float:
             f"fake_decline_{c}": sets[FAKE]["fake_decline_accuracy"],
             f"fake_keywords_{c}": sets[FAKE]["fake_keywords_accuracy"],
             # every IR set has both rules: over the IR items, the memory family
-            f"ir_exact_{c}": report["groups"]["family"]["memory"]["conventions"][c]["ir_exact_accuracy"],
-            f"ir_normalized_{c}": report["groups"]["family"]["memory"]["conventions"][c]["ir_normalized_accuracy"],
+            f"ir_exact_{c}": memory["ir_exact_accuracy"],
+            f"ir_normalized_{c}": memory["ir_normalized_accuracy"],
         }
         if metric in named:
             return float(named[metric])
