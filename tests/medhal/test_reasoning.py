@@ -124,3 +124,23 @@ def test_the_report_counts_the_cut_replies_and_shows_the_reasoning(reasoning_run
 )
 def test_where_the_token_limit_cut_a_reply(content, finish, where):
     assert truncation(content, finish) == where
+
+
+def test_rescoring_keeps_the_reasoning_and_the_cut(reasoning_run, tmp_path):
+    """`medhal rescore` scores the replies again: the reasoning and the finish reason stay on the
+    new traces (still never read), so the rescored run's report counts the same cut replies."""
+    env_id, _, scripted, records, traces = reasoning_run
+    out = tmp_path / "rescored"
+    proc = medhal_main("rescore", str(traces.parent), "-o", str(out), "--no-plots")
+    assert proc.returncode == 0, proc.stderr
+    again = {r.data["idx"]: r for r in iter_traces(out / "traces.jsonl")}
+    for idx, record in records.items():
+        now = again[idx]
+        assert (now.reasoning, now.finish_reason, now.truncated) == (
+            record.reasoning,
+            record.finish_reason,
+            record.truncated,
+        ), (env_id, idx)
+        assert now.metrics == record.metrics and now.info == record.info, (env_id, idx)
+    cut = sum(r.finish_reason == "length" for r in scripted.values())
+    assert json.loads((out / "report.json").read_text())["n_truncated"] == cut
