@@ -202,7 +202,8 @@
     if (reasoning !== null && reasoning !== undefined) {
       const folded = el("details");
       folded.dataset.part = "reasoning";
-      folded.append(el("summary", "reasoning (" + reasoning.length + " characters; shown, never read as the answer)"));
+      const about = " characters; shown, never read as the answer)";
+      folded.append(el("summary", "reasoning (" + reasoning.length + about));
       folded.append(el("pre", reasoning, "reply"));
       node.append(folded);
     }

@@ -30,6 +30,21 @@ TRUNCATED_NOTE = (
 """How report.md and report.html head and explain the table of cut replies."""
 
 
+def truncated_lines(report: Mapping[str, Any]) -> list[str]:
+    """report.md's table of the replies the token limit cut (nothing when none was)."""
+    if not report.get("n_truncated"):
+        return []
+    rows = [[t["count"], t["where"], t["idx"]] for t in report["truncated"]]
+    return [
+        f"### {TRUNCATED_TITLE} ({report['n_truncated']})",
+        "",
+        TRUNCATED_NOTE,
+        "",
+        *table(["count", "cut", "e.g. idx"], rows),
+        "",
+    ]
+
+
 def fmt(value: Any) -> str:
     """A value as the text of one table cell: numbers formatted, everything else untrusted
     (`markdown_text`: no HTML, no link, no extra cell, one line)."""
@@ -383,10 +398,7 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
             ],
         )
         lines.append("")
-    if report.get("n_truncated"):
-        lines += [f"### {TRUNCATED_TITLE} ({report['n_truncated']})", "", TRUNCATED_NOTE, ""]
-        lines += table(["count", "cut", "e.g. idx"], [[t["count"], t["where"], t["idx"]] for t in report["truncated"]])
-        lines.append("")
+    lines += truncated_lines(report)
     if report["errors"]:
         lines += ["### Errored rollouts (kept in every denominator, scored wrong)", ""]
         at_least = set(report.get("errors_at_least", ()))

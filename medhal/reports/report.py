@@ -1069,7 +1069,9 @@ def _add_details(report: dict[str, Any], run: Run) -> None:
         for shape, count, idx, exact in run.unreadable.top(10)
     ]
     report["n_unreadable"] = run.unreadable.total
-    report["truncated"] = [{"where": where, "count": count, "idx": idx} for where, count, idx, _ in run.truncated.top(2)]
+    report["truncated"] = [
+        {"where": where, "count": count, "idx": idx} for where, count, idx, _ in run.truncated.top(2)
+    ]
     report["n_truncated"] = run.truncated.total
     errors = run.errors.top(50)
     report["errors"] = {message: count for message, count, _, _ in errors}
