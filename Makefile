@@ -49,10 +49,12 @@ test-slow:
 # both lines: the demo rows through `vf-eval` against a scripted endpoint and `medhal report`,
 # compared byte for byte with tests/cross_line.json (which `make test-slow` checks on 0.2); the scoring
 # fingerprints; the environments' taskset tests (less the v0 face's: no v0 API on 0.4); the trace
-# reader. A few minutes.
+# reader; the platform summary of a mixed Med-HALT run against its report; reasoning replies. A few
+# minutes.
 VERIFIERS04 := compat/verifiers04
 VERIFIERS04_TESTS := tests/test_cross_line.py tests/test_scoring_fingerprint.py tests/medhal/test_traces.py \
-	tests/medhallu/test_taskset.py tests/med_halt/test_taskset.py tests/medfact_bench/test_taskset.py
+	tests/medhallu/test_taskset.py tests/med_halt/test_taskset.py tests/medfact_bench/test_taskset.py \
+	tests/med_halt/test_run_summary.py tests/medhal/test_reasoning.py
 test-verifiers-0.4:
 	uv sync --locked --project $(VERIFIERS04) --reinstall-package medhallu --reinstall-package med-halt --reinstall-package medfact-bench
 	$(VERIFIERS04)/.venv/bin/python -m pytest -n auto --dist loadscope $(VERIFIERS04_TESTS) \

@@ -34,8 +34,21 @@ class Fault:
             raise ValueError(f"unknown fault {self.kind!r}; one of {FAULTS}")
 
 
-Script = Callable[[dict[str, Any], int], "str | Fault"]
-"""(request body, request number from 0) -> reply text or a fault."""
+@dataclass(frozen=True)
+class Reasoned:
+    """A reply as vLLM gives it with `--reasoning-parser`: the reasoning in the message's
+    `reasoning_content` (or `field`: `reasoning`, as newer vLLM and OpenRouter name it), the
+    answer in `content` (None: generation stopped inside the reasoning, as with
+    `finish_reason` `length`)."""
+
+    reasoning: str
+    content: str | None = None
+    finish_reason: str = "stop"
+    field: str = "reasoning_content"
+
+
+Script = Callable[[dict[str, Any], int], "str | Fault | Reasoned"]
+"""(request body, request number from 0) -> reply text, a reasoned reply or a fault."""
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -46,17 +59,27 @@ def last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
-def completion(text: str, model: str) -> dict[str, Any]:
+def completion(text: str | None, model: str, reasoning: Reasoned | None = None) -> dict[str, Any]:
+    """A chat.completion answering `text`; with `reasoning`, its reasoning, content and
+    finish reason instead."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    finish = "stop"
+    if reasoning is not None:
+        message = {"role": "assistant", "content": reasoning.content, reasoning.field: reasoning.reasoning}
+        finish = reasoning.finish_reason
+    generated = len(text or "")
+    if reasoning is not None:
+        generated = len(reasoning.reasoning) + len(reasoning.content or "")
     return {
         "id": f"chatcmpl-{time.time_ns()}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {
             "prompt_tokens": 10,
-            "completion_tokens": max(1, len(text) // 4),
-            "total_tokens": 10 + max(1, len(text) // 4),
+            "completion_tokens": max(1, generated // 4),
+            "total_tokens": 10 + max(1, generated // 4),
         },
     }
 
@@ -87,6 +110,8 @@ class ScriptedEndpoint:
         model = body.get("model", "scripted")
         if isinstance(reply, str):
             return web.json_response(completion(reply, model))
+        if isinstance(reply, Reasoned):
+            return web.json_response(completion(None, model, reply))
         kind = reply.kind
         if kind in ("500", "429"):
             return web.json_response(
@@ -114,10 +139,15 @@ class ScriptedEndpoint:
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "scripted", "object": "model"}]})
 
-    async def _start(self, port: int) -> None:
-        app = web.Application(client_max_size=64 << 20)
+    def routes(self, app: web.Application) -> None:
+        """What the server answers: chat completions and the model list (a subclass serving
+        another API replaces this)."""
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+
+    async def _start(self, port: int) -> None:
+        app = web.Application(client_max_size=64 << 20)
+        self.routes(app)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", port, backlog=1024)

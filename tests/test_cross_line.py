@@ -100,6 +100,23 @@ def eval_command(env_id: str, base_url: str, out: Path, options: dict[str, Any])
     return [str(BIN / "vf-eval"), env_id, *common, "--env.agent.runtime.type", "subprocess"]
 
 
+def line_eval(env_id: str, base_url: str, out: Path, options: dict[str, Any]) -> Path:
+    """Run the installed line's eval command (`eval_command`) over `options` against `base_url`;
+    the trace file it wrote. On 0.2, verifiers' `main` runs in this process (no start-up to pay
+    again); on 0.4, `vf-eval` in a new process."""
+    command = eval_command(env_id, base_url, out, options)
+    key = {"PRIME_API_KEY": "scripted"}
+    if line() == "0.2":
+        from tests.running import eval_main
+
+        proc = eval_main(*command[1:], env=key)
+    else:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=600, env={**os.environ, **key})
+    assert proc.returncode == 0, f"eval exited {proc.returncode}:\n{proc.stderr[-4000:]}"
+    (traces,) = sorted(out.glob("**/traces.jsonl"))
+    return traces
+
+
 def canonical(value: Any) -> Any:
     """`value` less file paths and the verifiers version (what differs by install, not score)."""
     if isinstance(value, dict):

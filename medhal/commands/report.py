@@ -65,7 +65,7 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
     shown with control characters made visible."""
     from medhal.kit.replies import CONVENTIONS
     from medhal.reports.html import clean, headline_names
-    from medhal.reports.markdown import complete_text, completeness_problems, figure_with_ci, fmt
+    from medhal.reports.markdown import complete_text, completeness_problems, figure_with_ci
 
     models = ", ".join(clean(str(m)) for m in report.get("provenance", {}).get("models") or {})
     lines = [clean(report["title"]) + (f", {models}" if models else "")]
@@ -78,10 +78,7 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
     else:
         lines.append(complete_text(report))
     own = report.get("convention")
-    lines.append(
-        f"Errored rollouts: {report['n_errors']}; unreadable replies ({own} reading): "
-        f"{report.get('n_unreadable', 0)}; paper-comparable: {fmt(report['paper_comparable'])}."
-    )
+    lines.append(counts_line(report))
     names = headline_names(report, report.get("headline") or ("accuracy",))
     columns = [f"{c} (run)" if c == own else c for c in CONVENTIONS]
     rows = [
@@ -114,6 +111,20 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
     lines.append(f"Files in {out}: {', '.join(files)}")
     lines.append("report.html shows every item; the whole report on the terminal: medhal report --print RUN")
     return lines
+
+
+def counts_line(report: dict[str, Any]) -> str:
+    """Failed rollouts, unreadable replies, replies the token limit cut (when any) and whether
+    the run compares with the paper, in one line."""
+    from medhal.reports.markdown import fmt
+
+    cut = report.get("n_truncated")
+    return (
+        f"Errored rollouts: {report['n_errors']}; unreadable replies ({report.get('convention')} reading): "
+        f"{report.get('n_unreadable', 0)}"
+        + (f"; replies cut by the token limit: {cut} (report.md says where)" if cut else "")
+        + f"; paper-comparable: {fmt(report['paper_comparable'])}."
+    )
 
 
 def lead_lines(report: dict[str, Any], incomplete: bool) -> list[str]:

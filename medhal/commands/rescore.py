@@ -260,7 +260,7 @@ async def rescored_traces(recorded: list[Any], tasks: dict[int, Any], note: dict
         if rollout.error is not None:
             trace = failed_trace(task, *rollout.error)
         else:
-            trace = await score_reply(task, rollout.reply)
+            trace = await score_reply(task, rollout.reply, rollout.reasoning, rollout.finish_reason)
         trace = offline_trace(trace, rollout.model or "unknown")
         keep_sampling(trace, rollout.sampling)
         if rollout.rollout_id is not None:

@@ -21,12 +21,13 @@ reply, so `medhal score`, the v0 environment and tests score with the very same
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import verifiers.v1 as vf
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from medhal.kit.lines import RecordsSelection, new_trace
 from medhal.kit.outcomes import PARSED
@@ -171,8 +172,13 @@ def prompt_messages(data: vf.TaskData) -> list[vf.Message]:
     return messages
 
 
-def reply_trace(task: vf.Task, reply: str | None) -> vf.Trace:
-    """The trace of a single-turn rollout of `task` answered with `reply` (None: no reply)."""
+def reply_trace(
+    task: vf.Task, reply: str | None, reasoning: str | None = None, finish_reason: str | None = None
+) -> vf.Trace:
+    """The trace of a single-turn rollout of `task` answered with `reply` (None: no reply),
+    with the `reasoning` returned beside it and the model call's `finish_reason` where a
+    recorded rollout had them (`medhal rescore` keeps both; verifiers' own finish reasons
+    only, another is left out)."""
     nodes = []
     for i, message in enumerate(prompt_messages(task.data)):
         nodes.append(vf.MessageNode(parent=i - 1 if i else None, message=message))
@@ -180,17 +186,24 @@ def reply_trace(task: vf.Task, reply: str | None) -> vf.Trace:
         nodes.append(
             vf.MessageNode(
                 parent=len(nodes) - 1 if nodes else None,
-                message=vf.AssistantMessage(content=reply),
+                message=vf.AssistantMessage(content=reply, reasoning_content=reasoning),
                 sampled=True,
             )
         )
-    return new_trace(task, nodes)
+    trace = new_trace(task, nodes)
+    if reply is not None and finish_reason is not None:
+        with contextlib.suppress(ValidationError):  # a finish reason this verifiers does not name
+            trace.calls.append(vf.ModelCall(node=len(nodes) - 1, finish_reason=finish_reason))
+    return trace
 
 
-async def score_reply(task: vf.Task, reply: str | None) -> vf.Trace:
-    """The trace of a rollout of `task` that answered `reply` (None: no reply at all), scored
-    by the task's own scoring, as a live rollout is."""
-    trace = reply_trace(task, reply)
+async def score_reply(
+    task: vf.Task, reply: str | None, reasoning: str | None = None, finish_reason: str | None = None
+) -> vf.Trace:
+    """The trace of a rollout of `task` that answered `reply` (None: no reply at all), with
+    the reasoning and finish reason it came with (`reply_trace`), scored by the task's own
+    scoring, as a live rollout is."""
+    trace = reply_trace(task, reply, reasoning, finish_reason)
     await task.score(trace)
     trace.stop("agent_completed")
     return trace

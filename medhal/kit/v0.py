@@ -13,6 +13,7 @@ may return several) becomes a zero-weight v0 metric.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -145,13 +146,35 @@ def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any
         value.__name__ = name
         return value
 
-    probe = _scored_in_thread(score_reply(tasks[0], ""))
+    rewards: dict[str, None] = {}
+    metrics: dict[str, None] = {}
+    for task in probe_tasks(tasks):
+        probe = _scored_in_thread(score_reply(task, ""))
+        rewards.update(dict.fromkeys(probe.rewards))
+        metrics.update(dict.fromkeys(probe.metrics))
     rubric = vf0.Rubric()
-    for name in probe.rewards:
+    for name in rewards:
         rubric.add_reward_func(signal(name, "reward"), weight=1.0)
-    for name in probe.metrics:
+    for name in metrics:
         rubric.add_metric(signal(name, "metric"))
     return vf0.SingleTurnEnv(eval_dataset=Dataset.from_list(rows), rubric=rubric, env_id=env_id)
+
+
+def probe_tasks(tasks: list[Any]) -> list[Any]:
+    """The first task of each distinct provenance block: what the v0 rubric scores once to
+    learn the names of the rewards and metrics. A task records only the metrics that apply
+    to it (a Med-HALT set's own rules), and every task of one provenance (one data source,
+    prompt and set of options) records the same ones, so the names of every task are the
+    names of these. (v0 gives every row every metric: one a task does not record reads 0 in
+    a v0 row.)"""
+    seen: set[str] = set()
+    probes = []
+    for task in tasks:
+        key = json.dumps(task.data.provenance, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            probes.append(task)
+    return probes
 
 
 def _dataset_rows(tasks: list[Any]) -> list[dict[str, Any]]:

@@ -31,6 +31,8 @@ from importlib import resources
 from typing import Any
 
 from medhal.reports.markdown import (
+    TRUNCATED_NOTE,
+    TRUNCATED_TITLE,
     agreement,
     complete_text,
     completeness_problems,
@@ -453,6 +455,8 @@ def report_html(
         parts.append(section("published", "Published figures", published_table(report)))
     parts += _breakdowns(report, dict(images))
     parts.append(_unreadable(report))
+    if report.get("n_truncated"):
+        parts.append(_truncated(report))
     parts.append(_errors(report))
     if report.get("notes"):
         parts.append(
@@ -483,7 +487,7 @@ def item_view(report: Mapping[str, Any], chunks: Sequence[Mapping[str, bytes]]) 
         f'<script type="application/octet-stream" data-items-part="{part}" data-chunk="{i}">'
         f"{base64.b64encode(chunk[part]).decode('ascii')}</script>"
         for i, chunk in enumerate(chunks)
-        for part in ("m", "r", "p")
+        for part in ("m", "r", "p", "t")
     )
     withheld = (
         "<p>Prompts, replies, gold answers and readings are withheld in this published copy (they may "
@@ -600,6 +604,15 @@ def _unreadable(report: Mapping[str, Any]) -> str:
             "Most frequent shapes; each counts as wrong",
             name="unreadable",
         ),
+    )
+
+
+def _truncated(report: Mapping[str, Any]) -> str:
+    rows = [[t["count"], t["where"], t["idx"]] for t in report["truncated"]]
+    return section(
+        "truncated",
+        f"{TRUNCATED_TITLE} ({report['n_truncated']})",
+        f"<p>{esc(TRUNCATED_NOTE)}</p>" + table(["count", "cut", "e.g. idx"], rows, name="truncated"),
     )
 
 

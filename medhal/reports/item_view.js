@@ -11,7 +11,7 @@
   const status = root.querySelector("[data-items-status]");
   const list = root.querySelector("[data-items-list]");
   const controls = root.querySelector("[data-items-controls]");
-  const items = { m: [], r: [], p: null };
+  const items = { m: [], r: [], p: null, t: null };
   const state = { filter: "all", group: "", by: meta.fields.length ? meta.fields[0] : "", q: "", page: 0 };
   let shown = [];
 
@@ -166,6 +166,7 @@
     else if (unreadable(i)) flags.push(["unreadable", "bad"]);
     flags.push(wrong(i) ? ["wrong (" + meta.own + ")", "bad"] : ["right (" + meta.own + ")", "good"]);
     if (disagree(i)) flags.push(["conventions disagree", "warnflag"]);
+    if (row[8]) flags.push(["truncated " + row[8] + " (token limit)", "warnflag"]);
     for (const [text, cls] of flags) head.append(el("span", text, "tag " + cls));
     node.append(head);
 
@@ -197,6 +198,15 @@
     if (row[7] !== null) fact("error", row[7], "bad");
     node.append(facts);
 
+    const reasoning = items.t ? items.t[i] : null;
+    if (reasoning !== null && reasoning !== undefined) {
+      const folded = el("details");
+      folded.dataset.part = "reasoning";
+      const about = " characters; shown, never read as the answer)";
+      folded.append(el("summary", "reasoning (" + reasoning.length + about));
+      folded.append(el("pre", reasoning, "reply"));
+      node.append(folded);
+    }
     const reply = items.r[i];
     node.append(el("p", "reply", "label"));
     node.append(el("pre", reply === null ? (meta.withheld ? "(withheld in the published copy)" : "(no reply)") : reply, "reply"));
@@ -303,7 +313,7 @@
     if (!document.documentElement.dataset.itemsReady) mark("itemsReady");
     window.addEventListener("hashchange", followHash);
     mark("itemsLoaded");
-    items.p = await load("p", 0);
+    [items.p, items.t] = await Promise.all([load("p", 0), load("t", 0)]);
     if (state.q) update();
     else render(Math.max(1, Math.ceil(shown.length / PAGE)));
     mark("promptsReady");

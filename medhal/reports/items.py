@@ -11,14 +11,16 @@ string grows past what a browser handles well and the page can show the first it
 before it has decoded the prompts:
 
 - `m`: one row per item, `[idx, [group values], gold, [reading per convention],
-  correct bits, parsed bits, {reward name: value}, error message or null]` (bit i stands
-  for `CONVENTIONS[i]`);
+  correct bits, parsed bits, {reward name: value}, error message or null, where the token
+  limit cut the reply or null]` (bit i stands for `CONVENTIONS[i]`);
 - `r`: the replies (null when the rollout gave none);
-- `p`: the prompts (system prompt and messages, each headed by its role).
+- `p`: the prompts (system prompt and messages, each headed by its role);
+- `t`: the reasoning returned beside each reply (`reasoning_content`; null without one),
+  shown folded and never read.
 
 Texts are cleaned as everywhere in a page (`medhal.reports.html.clean`); escaping is the
 page's business (it only ever sets them as text). `withhold` keeps the figures of every
-item but leaves out prompt, reply, gold and readings (a published copy must not quote
+item but leaves out prompt, reply, reasoning, gold and readings (a published copy must not quote
 upstream rows).
 """
 
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
 
 CHUNK = 2000
 """Items per chunk: about a megabyte of decoded text each for typical replies."""
-PARTS = ("m", "r", "p")
+PARTS = ("m", "r", "p", "t")
 WITHHELD = "(withheld)"
 """What a withheld copy shows for a reading that was made (INVALID and ERROR stay)."""
 LEVEL = 3
@@ -105,10 +107,12 @@ class ItemLog:
             parsed,
             rewards,
             _text(record.error_message) if record.errored else None,
+            record.truncated,
         ]
         self._write("m", row)
         self._write("r", None if self.withhold else _text(record.reply))
         self._write("p", None if self.withhold else _text(prompt_text(record.data)))
+        self._write("t", None if self.withhold else _text(record.reasoning))
         self.n += 1
         self._in_chunk += 1
         if self._in_chunk == CHUNK:

@@ -21,6 +21,30 @@ class Md(str):
     """Markdown that is already safe (built here from escaped parts); `fmt` passes it as is."""
 
 
+TRUNCATED_TITLE = "Replies cut by the token limit"
+TRUNCATED_NOTE = (
+    "Generation stopped at its token limit (finish reason `length`). Cut before the answer: no answer "
+    "text came, the model stopped inside its reasoning (which is never read as the answer). Each counts "
+    "as its reply reads; a larger max_tokens gives the model room to answer."
+)
+"""How report.md and report.html head and explain the table of cut replies."""
+
+
+def truncated_lines(report: Mapping[str, Any]) -> list[str]:
+    """report.md's table of the replies the token limit cut (nothing when none was)."""
+    if not report.get("n_truncated"):
+        return []
+    rows = [[t["count"], t["where"], t["idx"]] for t in report["truncated"]]
+    return [
+        f"### {TRUNCATED_TITLE} ({report['n_truncated']})",
+        "",
+        TRUNCATED_NOTE,
+        "",
+        *table(["count", "cut", "e.g. idx"], rows),
+        "",
+    ]
+
+
 def fmt(value: Any) -> str:
     """A value as the text of one table cell: numbers formatted, everything else untrusted
     (`markdown_text`: no HTML, no link, no extra cell, one line)."""
@@ -374,6 +398,7 @@ def to_markdown(report: Mapping[str, Any], headline: Iterable[str] = ("accuracy"
             ],
         )
         lines.append("")
+    lines += truncated_lines(report)
     if report["errors"]:
         lines += ["### Errored rollouts (kept in every denominator, scored wrong)", ""]
         at_least = set(report.get("errors_at_least", ()))

@@ -365,6 +365,9 @@ class Run:
     pairs: Counter[tuple[Hashable, Hashable]] = field(default_factory=Counter)
     errors: TopCounts = field(default_factory=lambda: TopCounts(200))
     unreadable: TopCounts = field(default_factory=TopCounts)
+    truncated: TopCounts = field(default_factory=lambda: TopCounts(2))
+    """Final replies the token limit cut, by where (`medhal.kit.reasoning`: before the answer,
+    in the answer; exact, two keys at most)."""
     seen: SeenIds = field(default_factory=SeenIds)
     selections: DistinctValues = field(default_factory=DistinctValues)
     selection_bases: DistinctValues = field(default_factory=DistinctValues)
@@ -444,6 +447,9 @@ class Run:
             self.errors.add(normalize_error(record.error_message or "error"), idx)
         elif not view.parsed:
             self.unreadable.add(reply_shape(record.reply), idx)
+        cut = record.truncated
+        if cut is not None:
+            self.truncated.add(cut, idx)
         self._note_provenance(record, groups)
         self.n += 1
 
@@ -1063,6 +1069,10 @@ def _add_details(report: dict[str, Any], run: Run) -> None:
         for shape, count, idx, exact in run.unreadable.top(10)
     ]
     report["n_unreadable"] = run.unreadable.total
+    report["truncated"] = [
+        {"where": where, "count": count, "idx": idx} for where, count, idx, _ in run.truncated.top(2)
+    ]
+    report["n_truncated"] = run.truncated.total
     errors = run.errors.top(50)
     report["errors"] = {message: count for message, count, _, _ in errors}
     report["errors_at_least"] = [message for message, _, _, exact in errors if not exact]

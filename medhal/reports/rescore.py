@@ -66,6 +66,11 @@ class Recorded:
     line: int
     reply: str | None
     """The final reply as recorded, untrimmed; None when the rollout produced none."""
+    reasoning: str | None
+    """The reasoning returned beside it, kept on the rescored trace (never read)."""
+    finish_reason: str | None
+    """Why its generation stopped, kept on the rescored trace (a reply the token limit cut
+    stays labelled so)."""
     error: tuple[str, str] | None
     """(type, message) of the rollout's last error; None when it did not fail."""
     model: str | None
@@ -147,6 +152,8 @@ def recorded(record: TraceRecord, reply: str | None) -> Recorded:
         rollout_id=record.rollout_id,
         line=record.line,
         reply=reply,
+        reasoning=record.reasoning,
+        finish_reason=record.finish_reason,
         error=error,
         model=record.model,
         sampling=dict(record.sampling),

@@ -32,6 +32,7 @@ from medhal.kit.files import (
     too_long,
     value_problem,
 )
+from medhal.kit.reasoning import truncation
 from medhal.kit.shards import parse_shard
 
 TRACE_FILES = ("traces.jsonl", "results.jsonl")
@@ -64,6 +65,12 @@ class TraceRecord:
     model: str | None = None
     sampling: dict[str, Any] = field(default_factory=dict)
     verifiers_version: str | None = None
+    reasoning: str | None = None
+    """The reasoning the model returned beside its final reply (`reasoning_content`, as vLLM's
+    `--reasoning-parser` gives it): shown, never read as the answer. None without one."""
+    finish_reason: str | None = None
+    """Why generation of the final reply stopped (`stop`, `length`, ...), from the model call
+    that produced it; None where the trace records none (a v0 row, a scored predictions file)."""
     rollout_id: str | None = None
     """The trace's own id (verifiers gives each rollout a uuid; it writes no rollout number):
     with the task idx, what tells one rollout of a task from another, and a duplicated line
@@ -74,6 +81,11 @@ class TraceRecord:
     @property
     def errored(self) -> bool:
         return bool(self.errors)
+
+    @property
+    def truncated(self) -> str | None:
+        """Where the token limit cut the final reply (`medhal.kit.reasoning.truncation`), or None."""
+        return None if self.errors else truncation(self.reply, self.finish_reason)
 
     @property
     def error_message(self) -> str | None:
@@ -307,14 +319,30 @@ def _objects(values: list[Any], name: str, where: str) -> list[dict[str, Any]]:
     return values
 
 
-def _last_sampled_reply(nodes: list[dict[str, Any]], where: str) -> str | None:
+def _last_sampled_reply(nodes: list[dict[str, Any]], where: str) -> tuple[str | None, str | None, int | None]:
+    """The final reply's text, its reasoning (`reasoning_content`) and its node's index; all
+    None when the rollout sampled no assistant message."""
     for i in range(len(nodes) - 1, -1, -1):
         message = _field(nodes[i], "message", where, dict, f"nodes[{i}].message")
         if nodes[i].get("sampled") and message.get("role") == "assistant":
             reply = _content_text(message.get("content")).strip()
             if text_problem(reply):
                 raise TraceFileError(f"{where}: field 'nodes[{i}].message.content' {text_problem(reply)}")
-            return reply
+            reasoning = _text_or_none(
+                message, "reasoning_content", where, f"nodes[{i}].message.reasoning_content"
+            )
+            return reply, reasoning or None, i
+    return None, None, None
+
+
+def _finish_reason(row: dict[str, Any], node: int | None, where: str) -> str | None:
+    """The finish reason of the model call that produced node `node` (the final reply)."""
+    if node is None:
+        return None
+    calls = _objects(_field(row, "calls", where, list), "calls", where)
+    for i in range(len(calls) - 1, -1, -1):
+        if calls[i].get("node") == node:
+            return _text_or_none(calls[i], "finish_reason", where, f"calls[{i}].finish_reason")
     return None
 
 
@@ -399,7 +427,9 @@ def _from_v1(row: dict[str, Any], where: str, path: str, line: int, escapes: boo
         raise TraceFileError(f"{where}: field 'task.data' is missing or not an object")
     agent = _field(row, "agent", where)
     errors = _errors(_field(row, "errors", where, list), where, escapes)
-    reply = _last_sampled_reply(_objects(_field(row, "nodes", where, list), "nodes", where), where)
+    reply, reasoning, node = _last_sampled_reply(
+        _objects(_field(row, "nodes", where, list), "nodes", where), where
+    )
     if not errors and reply is None and row.get("stop_condition") in TIMEOUT_STOPS:
         errors = [TIMEOUT_ERROR]
     setup = _agent_config(agent, where)
@@ -419,6 +449,8 @@ def _from_v1(row: dict[str, Any], where: str, path: str, line: int, escapes: boo
             _field(row, "verifiers", where), "version", where, "verifiers.version"
         ),
         rollout_id=_text_or_none(row, "id", where, "id"),
+        reasoning=reasoning,
+        finish_reason=_finish_reason(row, node, where),
     )
 
 
@@ -432,10 +464,14 @@ def _from_v0(row: dict[str, Any], where: str, path: str, line: int) -> TraceReco
             f"{where}: results.jsonl row has no 'info.task_data' object (not written by a medhal environment)"
         )
     completion = row.get("completion")
+    reasoning = None
     if isinstance(completion, list):
-        messages = _objects(completion, "completion", where)
-        replies = [_content_text(m.get("content")) for m in messages if m.get("role") == "assistant"]
-        reply = replies[-1].strip() if replies else None
+        messages = [m for m in _objects(completion, "completion", where) if m.get("role") == "assistant"]
+        reply = _content_text(messages[-1].get("content")).strip() if messages else None
+        if messages:
+            reasoning = _text_or_none(
+                messages[-1], "reasoning_content", where, "completion.reasoning_content"
+            )
     else:
         reply = completion.strip() if isinstance(completion, str) else None
     if reply is not None and text_problem(reply):
@@ -456,6 +492,7 @@ def _from_v0(row: dict[str, Any], where: str, path: str, line: int) -> TraceReco
         errors=[{"type": "Error", "message": str(error)}] if error else [],
         model=_text_or_none(row, "model", where, "model"),
         rollout_id=where,
+        reasoning=reasoning or None,
     )
 
 

@@ -306,13 +306,11 @@ def test_traces_record_every_convention(tmp_path):
         "correct_strict": 0.0,
         "parsed_strict": 0.0,
         "paper_points": -0.25,  # eq. 1 of the paper, recorded by the task whatever the reward options
-        # every outcome of every set's rules, under every convention (0: not read, or another set's rule)
-        **{
-            f"{outcome}_{convention}": 0.0
-            for outcome in ("verdict_correct", "fake_decline", "fake_keywords", "ir_exact", "ir_normalized")
-            for convention in ("medhal", "authors", "strict")
-        },
+        # an FCT item: the verdict outcome only (another set's rule means nothing for it), under
+        # every convention (0: not read)
+        **{f"verdict_correct_{convention}": 0.0 for convention in ("medhal", "authors", "strict")},
     }
+    assert traces[2]["task"]["data"]["test_set"] == "reasoning_FCT"
     assert traces[13]["info"]["readings"] == {
         "medhal": "demo paper written by medhal - sleep duration and exam scores of nursing students",
         "authors": "demo paper written by medhal - sleep duration and exam scores of nursing students",
@@ -648,13 +646,14 @@ def test_eval_then_report_on_real_rows(assets_dir, tmp_path, endpoint):
         "correct_strict": 0.0,
         "parsed_strict": 0.0,
         "paper_points": -0.25,  # eq. 1 of the paper, recorded by the task whatever the reward options
-        # every outcome of every set's rules, under every convention (0: not read, or another set's rule)
+        # an IR item: its set's two rules only, under every convention (0: not read)
         **{
             f"{outcome}_{convention}": 0.0
-            for outcome in ("verdict_correct", "fake_decline", "fake_keywords", "ir_exact", "ir_normalized")
+            for outcome in ("ir_exact", "ir_normalized")
             for convention in ("medhal", "authors", "strict")
         },
     }
+    assert by_idx[13]["task"]["data"]["test_set"] == "IR_abstract2pubmedlink"
     assert by_idx[0]["task"]["data"]["provenance"]["shot_ids"] == tasks[0].data.provenance["shot_ids"]
     assert by_idx[0]["task"]["data"]["selection"]["n_expected"] == 14
 

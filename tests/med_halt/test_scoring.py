@@ -366,23 +366,43 @@ CONVENTION_KEYS = (
 )
 
 
-NO_OUTCOMES = {
-    f"{outcome}_{convention}": 0.0
-    for outcome in ("verdict_correct", "fake_decline", "fake_keywords", "ir_exact", "ir_normalized")
-    for convention in ("medhal", "authors", "strict")
+OWN_OUTCOMES = {
+    FCT: ("verdict_correct",),
+    NOTA: (),
+    FAKE: ("fake_decline", "fake_keywords"),
+    **dict.fromkeys((P2T, L2T, T2L, A2L), ("ir_exact", "ir_normalized")),
 }
-"""Every trace records every set's rule outcomes under every reading (0.0 for another set's
-rule or an unread reply), so all rows of a run have the same keys."""
+"""The outcomes a trace of each set records besides correctness, under every reading: its own
+set's rules only (the paper names no other outcome for the set), so an average of an outcome
+over a run of several sets is over the items it applies to."""
 
 
-def metrics(correct, parsed, *per_convention, **outcomes):
+def metrics(correct, parsed, *per_convention, test_set=NOTA, **outcomes):
+    """A trace's metrics: `outcomes` over 0.0 for each of the set's own outcomes (an unread
+    reply scores 0 under a rule too); an outcome of another set is refused here."""
+    own = {
+        f"{outcome}_{convention}": 0.0
+        for outcome in OWN_OUTCOMES[test_set]
+        for convention in ("medhal", "authors", "strict")
+    }
+    assert set(outcomes) <= set(own), f"not outcomes of {test_set}: {set(outcomes) - set(own)}"
     return {
         "correct": correct,
         "parsed": parsed,
         **dict(zip(CONVENTION_KEYS, per_convention, strict=True)),
-        **NO_OUTCOMES,
+        **own,
         **outcomes,
     }
+
+
+@pytest.mark.parametrize("test_set", list(OWN_OUTCOMES))
+@pytest.mark.parametrize("reply", [None, "", "{'cop': 'x', 'answer': 'x', 'url': 'x', 'paper_title': 'x'}"])
+def test_a_trace_records_only_its_own_sets_outcomes(test_set, reply):
+    """Another set's rule means nothing for an item: a trace that recorded it (as 0.0, before
+    0.4.0) diluted the platform's and trainers' averages of that outcome over a mixed run."""
+    item = Item(test_set, "x", rules(test_set)[0], verdict_gold="yes", paper_exists=True)
+    recorded = {k for k in score(item, reply).metrics if k.rsplit("_", 1)[0] not in ("correct", "parsed")}
+    assert recorded == {f"{o}_{c}" for o in OWN_OUTCOMES[test_set] for c in ("medhal", "authors", "strict")}
 
 
 def test_score_reads_under_every_convention_and_grades_each():
@@ -436,6 +456,7 @@ def test_fake_outcomes_and_the_authors_keyword_rule():
         1.0,
         0.0,
         1.0,
+        test_set=FAKE,
         fake_keywords_medhal=1.0,
         fake_keywords_authors=1.0,
         fake_keywords_strict=1.0,
@@ -447,7 +468,17 @@ def test_ir_outcomes_of_the_run_reading():
     scored = score(item, '```json\n{"url": "https://pubmed.ncbi.nlm.nih.gov/31231025"}\n```')
     # medhal: normalized right; authors: exact wrong (its reading normalizes right); strict: a fence, unread.
     assert scored.metrics == metrics(
-        1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, ir_normalized_medhal=1.0, ir_normalized_authors=1.0
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        0.0,
+        1.0,
+        0.0,
+        0.0,
+        test_set=T2L,
+        ir_normalized_medhal=1.0,
+        ir_normalized_authors=1.0,
     )
     strict_run = score(
         Item(T2L, LINK, "normalized", parser="strict", paper_exists=True), '```json\n{"url": "x"}\n```'
@@ -469,6 +500,7 @@ def test_fct_outcomes_include_the_verdict():
         1.0,
         1.0,
         1.0,
+        test_set=FCT,
         verdict_correct_medhal=1.0,
         verdict_correct_authors=1.0,
         verdict_correct_strict=1.0,

@@ -41,13 +41,22 @@ SHOWN = HOSTILE.replace("\u2028", "\\u2028")
 (every control and separator character is shown as an escape, as everywhere a person reads)."""
 
 
+REASONING = "<b>weighing</b> it: the answer is yes"
+"""Reasoning returned beside item 3's reply (`reasoning_content`), with markup in it."""
+
+
 def hostile_rows() -> list[dict]:
     """CLEAN (whose readings disagree on items 2, 3 and 4), with a hostile reply on item 0, a
-    hostile prompt on item 1 and a failed rollout with markup in its message added as item 5."""
+    hostile prompt on item 1, reasoning beside item 3's reply, item 4's reply cut by the token
+    limit after its reasoning, and a failed rollout with markup in its message added as item 5."""
     rows = json.loads(json.dumps(CLEAN))
     rows[0]["nodes"][0]["message"]["content"] = HOSTILE
     rows[1]["task"]["data"]["prompt"] = "</script><b>prompt</b>"
     rows[1]["task"]["data"]["system_prompt"] = "Be careful."
+    rows[3]["nodes"][0]["message"]["reasoning_content"] = REASONING
+    rows[3]["calls"] = [{"node": 0, "finish_reason": "stop"}]
+    rows[4]["nodes"][0]["message"]["reasoning_content"] = "still weighing"
+    rows[4]["calls"] = [{"node": 0, "finish_reason": "length"}]
     failed = trace(5, "b", "no", same(None), same(0), error="<img src=y onerror=alert(3)> 502", n_expected=6)
     for row in rows:
         row["task"]["data"]["selection"]["n_expected"] = 6
@@ -67,7 +76,7 @@ def page_files(tmp_path: Path, rows: list[dict], withhold: bool = False) -> dict
 
 def decoded(root: Node) -> dict[str, list]:
     """Each part of the embedded item data, chunks joined, decoded as the page decodes it."""
-    out: dict[str, list] = {"m": [], "r": [], "p": []}
+    out: dict[str, list] = {"m": [], "r": [], "p": [], "t": []}
     for node in root.all("script", type="application/octet-stream"):
         text = "".join(c for c in node.children if isinstance(c, str))
         out[node.attrs["data-items-part"] or ""] += json.loads(
@@ -85,13 +94,13 @@ def test_the_embedded_items_are_inert_and_whole(tmp_path):
     assert "<img" not in html.lower() and "<script>alert" not in html.lower()
     data = decoded(root)
     # idx, groups (part, topic), gold, readings (medhal, authors, strict), right bits, read bits,
-    # rewards, error: bit 0 medhal, 1 authors, 2 strict
+    # rewards, error, where the token limit cut the reply: bit 0 medhal, 1 authors, 2 strict
     assert data["m"] == [
-        [0, ["a", BOLD], "yes", ["yes", "yes", "yes"], 7, 7, {}, None],
-        [1, ["a", "plain"], "no", ["no", "no", "no"], 7, 7, {}, None],
-        [2, ["a", "plain"], "yes", ["no", "yes", "INVALID"], 2, 3, {}, None],
-        [3, ["b", BOLD], "no", ["no", "yes", "no"], 5, 7, {}, None],
-        [4, ["b", "plain"], "yes", ["INVALID", "no", "INVALID"], 0, 2, {}, None],
+        [0, ["a", BOLD], "yes", ["yes", "yes", "yes"], 7, 7, {}, None, None],
+        [1, ["a", "plain"], "no", ["no", "no", "no"], 7, 7, {}, None, None],
+        [2, ["a", "plain"], "yes", ["no", "yes", "INVALID"], 2, 3, {}, None, None],
+        [3, ["b", BOLD], "no", ["no", "yes", "no"], 5, 7, {}, None, None],
+        [4, ["b", "plain"], "yes", ["INVALID", "no", "INVALID"], 0, 2, {}, None, "in the answer"],
         [
             5,
             ["b", "plain"],
@@ -101,9 +110,11 @@ def test_the_embedded_items_are_inert_and_whole(tmp_path):
             0,
             {},
             "ProviderError: <img src=y onerror=alert(3)> 502",
+            None,
         ],
     ]
     assert data["r"] == [SHOWN, "r", "r", "r", "I cannot tell", None]
+    assert data["t"] == [None, None, None, REASONING, "still weighing", None]
     assert data["p"][0] == "q" and data["p"][1] == "[system]\nBe careful.\n\n[user]\n</script><b>prompt</b>"
     assert json.loads(files["report.json"])["items"] == {"n": 6, "withheld": False}
     meta = json.loads(root.one("section", id="items").attrs["data-meta"] or "")
@@ -116,7 +127,7 @@ def test_items_are_split_into_chunks_and_texts_cleaned(tmp_path, monkeypatch):
     rows = hostile_rows()
     rows[2]["nodes"][0]["message"]["content"] = "bell\x07 and an escape \x1b[31m"
     root = parse(page_files(tmp_path, rows)["report.html"])
-    assert len(root.all("script", type="application/octet-stream")) == 3 * 3  # 6 items, 2 a chunk, 3 parts
+    assert len(root.all("script", type="application/octet-stream")) == 3 * 4  # 6 items, 2 a chunk, 4 parts
     data = decoded(root)
     assert [row[0] for row in data["m"]] == [0, 1, 2, 3, 4, 5]
     assert data["r"][2] == "bell\\x07 and an escape \\x1b[31m"
@@ -127,6 +138,7 @@ def test_a_withheld_copy_keeps_figures_but_no_text(tmp_path):
     root = parse(files["report.html"])
     data = decoded(root)
     assert data["r"] == [None] * 6 and data["p"] == [None] * 6 and [r[2] for r in data["m"]] == [None] * 6
+    assert data["t"] == [None] * 6 and data["m"][4][8] == "in the answer"  # the label is a fact, kept
     assert [r[3] for r in data["m"]][2] == ["(withheld)", "(withheld)", "INVALID"]
     assert [r[3] for r in data["m"]][5] == ["ERROR"] * 3
     assert [r[4] for r in data["m"]] == [7, 7, 2, 5, 0, 0]  # rightness stays
@@ -212,6 +224,23 @@ def test_a_hostile_reply_is_shown_as_text_in_chromium(hostile_page):
     assert cards == [5]
     card = dom.one("section", id="items").one("article")
     assert "ProviderError: <img src=y onerror=alert(3)> 502" in card.text() and dom.all("img") == []
+
+
+def test_reasoning_is_shown_folded_and_a_cut_reply_labelled_in_chromium(hostile_page):
+    page, tmp = hostile_page
+    cards, dom, console = shown(tmp, page, "q=%233")
+    assert console == [] and cards == [3]
+    card = dom.one("section", id="items").one("article")
+    folded = card.one("details", data_part="reasoning")
+    assert "open" not in folded.attrs and "never read as the answer" in folded.one("summary").text()
+    assert folded.one("pre").children == [REASONING] and dom.all("b") == []  # markup stays text
+    assert "truncated" not in card.one("p", **{"class": "item-head"}).text()
+    cards, dom, console = shown(tmp, page, "q=%234")
+    card = dom.one("section", id="items").one("article")
+    assert "truncated in the answer (token limit)" in card.one("p", **{"class": "item-head"}).text()
+    assert card.one("details", data_part="reasoning").one("pre").children == ["still weighing"]
+    cards, dom, console = shown(tmp, page, "q=%230")
+    assert dom.one("section", id="items").one("article").all("details", data_part="reasoning") == []
 
 
 def test_a_view_in_chunks_shows_the_first_then_every_item(tmp_path, monkeypatch):

@@ -62,6 +62,9 @@ three views of every trace)."""
 
 
 def item_counts(item: ItemView) -> Counts:
+    """An item's counts. A trace records only its own set's outcomes (since 0.4.0; earlier
+    traces record every set's, 0.0 for another set's rule): an outcome it lacks counts 0,
+    which is what the earlier traces hold, so both are reported alike."""
     test_set = item.data["test_set"]
     fct, fake = test_set == FCT.config, test_set == FAKE.config
     ir = SETS[test_set].family == "memory"

@@ -203,19 +203,27 @@ def outcome_key(outcome: str, convention: str) -> str:
     return f"{outcome}_{convention}"
 
 
+def set_outcomes(test_set: str) -> tuple[str, ...]:
+    """The outcomes an item of `test_set` records besides correctness: the FCT verdict, or
+    every rule of the fake set or of an IR set; none for NOTA."""
+    return ((VERDICT_CORRECT,) if test_set == FCT.config else ()) + rule_keys(test_set)
+
+
 def score(item: Gradable, reply: str | None) -> Scored:
     """Read `reply` under every convention and grade each reading: one pass per trace.
-    Every item records every outcome of every convention (0 for another set's rule)."""
+    An item records only its own set's outcomes (`set_outcomes`), under every convention:
+    another set's rule means nothing for it, and a 0 there would dilute every average the
+    platform and trainers take of that outcome over a run of several sets."""
     readings = read_all(reply, SETS[item.test_set].answer_keys, item.choices)
     metrics: dict[str, float] = {}
+    own = set_outcomes(item.test_set)
     for name in CONVENTIONS:
         reading = readings[name]
         graded = grade(item, reading)
         right = authors_correct(item, reading) if name == "authors" else graded.correct
         metrics[correct_key(name)] = float(right)
         metrics[parsed_key(name)] = float(reading.answer is not None)
-        outcomes = {**dict.fromkeys(ITEM_OUTCOMES, 0.0), **graded.outcomes}
-        metrics.update({outcome_key(k, name): v for k, v in outcomes.items()})
+        metrics.update({outcome_key(k, name): graded.outcomes[k] for k in own})
     metrics[CORRECT] = metrics[correct_key(item.parser)]
     metrics[PARSED] = metrics[parsed_key(item.parser)]
     info = {

@@ -42,6 +42,7 @@ from med_halt.rows import item_text, to_item
 from med_halt.scoring import FAKE_RULES, IR_RULES, gold_reply, rules, score, wrong_reply
 from medhal.kit.datasets import LOCAL_FORMATS, DatasetError, HubDataset, LoadedRows, load_rows
 from medhal.kit.outcomes import CORRECT, PARSED
+from medhal.kit.reasoning import truncation_info
 from medhal.kit.roles import load_fingerprints, refuse_evaluation_items
 from medhal.kit.task import BenchmarkConfig, BenchmarkData, RecordsSelection, validate_task
 
@@ -111,7 +112,7 @@ class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
         `correct`/`parsed` (the run's convention), the same per convention, the FCT verdict
         and every rule of the set. The answers read go on `trace.info`."""
         scored = score(task, trace.last_reply)
-        trace.info.update(scored.info)
+        trace.info.update({**scored.info, **truncation_info(trace)})
         return {**scored.metrics, PAPER_POINTS: 1.0 if scored.metrics[CORRECT] else WRONG_REWARD}
 
     @vf.reward(weight=1.0)

@@ -19,6 +19,7 @@ from medfact_bench.rows import validate_rows
 from medfact_bench.scoring import gold_reply, score, wrong_reply
 from medhal.kit.datasets import load_rows, require_rows
 from medhal.kit.outcomes import CORRECT, PARSED
+from medhal.kit.reasoning import truncation_info
 from medhal.kit.task import BenchmarkConfig, BenchmarkData, RecordsSelection, validate_task
 
 Component = Literal["all", "scifact", "healthver", "medaesqa", "pubmedqa-fact", "bioasq-fact"]
@@ -40,7 +41,7 @@ class MedFactTask(vf.Task[MedFactData]):
         """Reads the reply once, under every convention: `correct`/`parsed` for the run's
         convention and per convention; the labels and scores read go on `trace.info`."""
         scored = score(task, trace.last_reply)
-        trace.info.update(scored.info)
+        trace.info.update({**scored.info, **truncation_info(trace)})
         return scored.metrics
 
     @vf.reward(weight=1.0)

@@ -16,6 +16,7 @@ import verifiers.v1 as vf
 from pydantic import Field, model_validator
 
 from medhal.kit.datasets import HubDataset, load_rows, require_rows
+from medhal.kit.reasoning import truncation_info
 from medhal.kit.roles import Role, load_fingerprints, refuse_evaluation_items
 from medhal.kit.task import BenchmarkConfig, BenchmarkData, RecordsSelection, validate_task
 from medhallu.benchmark import (
@@ -67,7 +68,7 @@ class MedHalluTask(vf.Task[MedHalluData]):
         convention and per convention, `not_sure`, and the reward it earns; the verdicts
         read go on `trace.info`."""
         scored = score(task, trace.last_reply)
-        trace.info.update(scored.info)
+        trace.info.update({**scored.info, **truncation_info(trace)})
         return scored.metrics
 
     @vf.reward(weight=1.0)
