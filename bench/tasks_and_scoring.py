@@ -103,7 +103,7 @@ def main() -> None:
         tmp = Path(tmpdir)
         asset_env()
         for bench in usable(ns.bench):
-            size = bench.full_size // 10 if ns.quick else bench.full_size
+            size = max(bench.full_size // 10, 1) if ns.quick else bench.full_size
             options = bench.write_dataset(tmp, size)
             times, n = [], 0
             for _ in range(ns.repeats):

@@ -31,7 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import BIN, EndpointProcess, cpu_between, out_dir, run_measured, table, write_json
-from data import MEDFACT, medfact_rows
+from data import BENCHES, medfact_rows
+
+MEDFACT = BENCHES["medfact-bench"]
 
 CONCURRENCY = (1, 16, 64)
 # Rollouts per (harness, concurrency): enough for a steady state, little enough that the

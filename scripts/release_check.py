@@ -10,7 +10,8 @@ cannot resolve are all found here, before a release, instead of by a user.
 Subcommands (default `all`):
 
 - `build`: `uv build` (sdist, then the wheel from the sdist) of `medhal` and of every
-  `environments/*` package into DIST/<name>/; checks each package's metadata (version,
+  `environments/*` package (and of each `--environment` folder, such as a test environment;
+  `--only` limits the environments) into DIST/<name>/; checks each package's metadata (version,
   licence, classifiers, URLs, Python range, README type, the CHANGELOG's top entry, for an
   environment the `verifiers` and `medhal` ranges and its one entry point) and each
   artifact's contents (listed; fails on anything under tests/ or outputs/, bytecode, a
@@ -29,6 +30,7 @@ Subcommands (default `all`):
 Exit status: 0 passed; 1 a check failed (every problem is listed); 2 bad input (one line).
 
 Usage: uv run python scripts/release_check.py [all|build|publish] [--dist DIR] [--keep] [--tag T] [--dry-run]
+       [--environment FOLDER]... [--only NAME]...
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ import tempfile
 import time
 import tomllib
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from email.parser import Parser
 from pathlib import Path
@@ -121,10 +123,17 @@ class Package:
         return wheels[0]
 
 
-def packages() -> list[Package]:
-    """medhal first (the environments need it), then the environments by directory name."""
+def packages(extra: Sequence[Path] = ()) -> list[Package]:
+    """medhal first (the environments need it), then the environments by directory name, then
+    the folders in `extra` (`--environment`: a test environment, built and checked like the
+    others). The glob is the contract's `environments/*` (`medhal.kit.contract`), written here
+    because `publish` runs without the project installed."""
     found = []
-    for pyproject in [ROOT / "pyproject.toml", *sorted((ROOT / "environments").glob("*/pyproject.toml"))]:
+    folders = [
+        *sorted((ROOT / "environments").glob("*/pyproject.toml")),
+        *(Path(f) / "pyproject.toml" for f in extra),
+    ]
+    for pyproject in [ROOT / "pyproject.toml", *folders]:
         try:
             project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
             found.append(Package(project["name"], project["version"], pyproject.parent, project))
@@ -202,16 +211,19 @@ def environment_problems(package: Package, library_version: str) -> list[str]:
     from packaging.requirements import Requirement
     from packaging.version import Version
 
+    from medhal.kit.contract import ENTRY_POINT_GROUP, ENTRY_POINT_TARGET
+
     where = package.directory / "pyproject.toml"
     project = package.project
     problems = []
     if not project.get("tags"):
         problems.append(f"{where}: project.tags is missing (the Hub shows them)")
-    entries = project.get("entry-points", {}).get("medhal.environments", {})
-    if len(entries) != 1 or next(iter(entries.values()), "") != f"{package.module}.report:REPORT":
+    entries = project.get("entry-points", {}).get(ENTRY_POINT_GROUP, {})
+    target = ENTRY_POINT_TARGET.format(package=package.module)
+    if len(entries) != 1 or next(iter(entries.values()), "") != target:
         problems.append(
-            f'{where}: needs exactly one [project.entry-points."medhal.environments"] entry, '
-            f'"<id>" = "{package.module}.report:REPORT"'
+            f'{where}: needs exactly one [project.entry-points."{ENTRY_POINT_GROUP}"] entry, '
+            f'"<id>" = "{target}"'
         )
     requirements = {}
     for text in project.get("dependencies", []):
@@ -699,12 +711,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder of the install check")
     parser.add_argument("--tag", help="publish: the release tag (default RELEASE_TAG or GITHUB_REF_NAME)")
     parser.add_argument("--dry-run", action="store_true", help="publish: print the command only")
+    parser.add_argument(
+        "--environment",
+        action="append",
+        type=Path,
+        default=[],
+        help="all/build: another environment folder to build and check (a test environment)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="all/build: only these packages (and medhal, which they need)",
+    )
     ns = parser.parse_args(argv)
     dist = ns.dist.resolve()
     try:
-        pkgs = packages()
         if ns.step == "publish":
-            return publish(ns, pkgs, dist)
+            return publish(ns, packages(), dist)
+        pkgs = [p for p in packages(ns.environment) if not ns.only or p.name in (LIBRARY, *ns.only)]
         build(pkgs, dist)
         problems = check_built(pkgs, dist)
         if problems:
