@@ -314,3 +314,44 @@ def test_no_front_matter_and_no_stale_pin_notes(path):
     lowered = text.lower()
     assert not [phrase for phrase in STALE if phrase in lowered]
 
+
+def root_section_tables(title: str) -> dict[str, list[list[str]]]:
+    """The tables of a root README section, by their header row, as rows of cells."""
+    tables: dict[str, list[list[str]]] = {}
+    header = None
+    for line in section((ROOT / "README.md").read_text(encoding="utf-8"), title).splitlines():
+        if not line.startswith("|"):
+            header = None
+        elif header is None:
+            header = line
+            tables[header] = []
+        elif set(cells(line)) != {"---"}:
+            tables[header].append(cells(line))
+    return tables
+
+
+def test_adding_a_benchmark_lists_the_contract():
+    """The README's "Adding a benchmark" names every file, module, declaration and export the
+    contract asks of an environment, and its tables of what lies beside the folder and of the
+    listings that name each environment are exactly the contract's."""
+    text = section((ROOT / "README.md").read_text(encoding="utf-8"), "Adding a benchmark")
+    spans = set(re.findall(r"`([^`]+)`", text))
+    wanted = [
+        *contract.FOLDER_FILES,
+        *(f"{module}.py" for module in contract.MODULES),
+        *contract.PACKAGE_FILES,
+        *contract.DECLARATIONS,
+        *contract.EXPORTS,
+        *contract.SCORING,
+        *contract.RECORDED,
+    ]
+    assert [name for name in wanted if name not in spans] == []
+    tables = root_section_tables("Adding a benchmark")
+    first_column = {header: {unescape(row[0]) for row in rows} for header, rows in tables.items() if rows}
+    assert first_column["| file | what it holds |"] == {
+        *contract.FOLDER_FILES,
+        *(f"{module}.py" for module in contract.MODULES),
+        *contract.PACKAGE_FILES,
+    }
+    assert first_column["| path | what it holds |"] == set(contract.BESIDE_THE_FOLDER)
+    assert first_column["| file | why it names each environment |"] == set(contract.LISTINGS)
