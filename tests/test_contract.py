@@ -167,7 +167,7 @@ def test_exports_one_taskset_and_the_v0_face(env):
 
 @every_environment
 def test_declarations_hold(env):
-    from medhal.reports.published import Published
+    from medhal.kit.published import Published
 
     benchmark = module(env, "benchmark")
     assert isinstance(benchmark.FULL_SIZE, int) and benchmark.FULL_SIZE > 0

@@ -64,11 +64,12 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
     conventions, and where the files are. Texts from the traces (title, model names) are
     shown with control characters made visible."""
     from medhal.kit.replies import CONVENTIONS
-    from medhal.reports.html import clean, headline_names
+    from medhal.kit.untrusted import printable
+    from medhal.reports.html import headline_names
     from medhal.reports.markdown import complete_text, completeness_problems, figure_with_ci, fmt
 
-    models = ", ".join(clean(str(m)) for m in report.get("provenance", {}).get("models") or {})
-    lines = [clean(report["title"]) + (f", {models}" if models else "")]
+    models = ", ".join(printable(str(m)) for m in report.get("provenance", {}).get("models") or {})
+    lines = [printable(report["title"]) + (f", {models}" if models else "")]
     if report.get("demo_prompts"):
         lines.append("DEMO PROMPTS: a pipeline check, not benchmark results.")
     problems = completeness_problems(report)

@@ -41,7 +41,8 @@ from medhal.reports.markdown import (
     test_text,
 )
 from medhal.kit.replies import CONVENTIONS
-from medhal.kit.untrusted import html_text, printable
+from medhal.kit.untrusted import html_text
+from medhal.kit.published import KINDS
 from medhal.reports.headline import DEMO_COLUMNS, lead_rows, ordered_names
 
 READING_NOTES = {
@@ -138,11 +139,6 @@ class Figure(Markup):
     """A number (with its interval) as markup: right-aligned in a table."""
 
     numeric = True
-
-
-clean = printable
-"""Untrusted text made printable (`medhal.kit.untrusted`, shared with report.md and the
-terminal): HTML forbids most control characters, and they would hide what a reply held."""
 
 
 def esc(value: Any) -> str:
@@ -379,8 +375,6 @@ def headline_table(report: Mapping[str, Any], headline: Iterable[str]) -> str:
 
 def published_table(report: Mapping[str, Any]) -> str:
     """The published points beside the run's figures, each labelled as what it is."""
-    from medhal.reports.published import KINDS
-
     marks = {
         "inside CI": '<span class="inside">&#10003; inside</span>',
         "equal": '<span class="inside">&#10003; equal</span>',

@@ -298,9 +298,9 @@ def compare(
 
 def run_side(report: Mapping[str, Any]) -> dict[str, Any]:
     """One side of the comparison: its traces, the code that scored them, its convention."""
-    from medhal.reports.report import code_versions
+    from medhal.reports.provenance import run_code
 
-    return {"source": report["source"], "code": code_versions(report), "convention": report["convention"]}
+    return {"source": report["source"], "code": run_code(report), "convention": report["convention"]}
 
 
 def headline_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,8 +7,11 @@ imports verifiers or an environment's taskset (reports must be cheap).
     serving   ->  (nothing of medhal)
     kit       ->  (nothing of medhal)
 
-Environments import the kit and the reports' spec, never serving or commands; bench/ and
-scripts/ measure and check the library, never the commands' internals."""
+Environments import the kit only (their report is declared with the kit's types, and the
+report engine reads it); bench/ and scripts/ measure and check the library, never the
+commands' internals. Every import counts, at any depth (in functions, under TYPE_CHECKING):
+an import run late is still an arrow, and a circle of them is a module that cannot be
+understood alone."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import medhal
+from medhal.kit import contract
 
 PACKAGE = Path(medhal.__file__).parent
 ROOT = PACKAGE.parent
@@ -140,13 +144,21 @@ def test_argparse_printing_and_exit_codes_only_in_the_commands():
     assert len(command_line_uses(PACKAGE / "commands" / "cli.py")) >= 3
 
 
-@pytest.mark.parametrize("folder", ["environments", "bench", "scripts"])
-def test_outside_medhal_only_the_kit_and_the_reports_are_imported(folder):
-    """Environments are built from the kit and describe their reports with the reports'
-    spec; bench/ and scripts/ drive the library, and start the commands only as programs."""
-    allowed = {"kit", "reports"} if folder == "environments" else {"kit", "reports", "serving"}
+ENVIRONMENT_FOLDERS = [env.folder for env in contract.environments(ROOT, tests=True)]
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [*ENVIRONMENT_FOLDERS, ROOT / "bench", ROOT / "scripts"],
+    ids=lambda p: p.relative_to(ROOT).as_posix(),
+)
+def test_outside_medhal_only_the_public_layers_are_imported(folder):
+    """Environments are built from the kit, their reports declared with its types (the engine
+    reads them; no environment imports it); bench/ and scripts/ drive the library, and start
+    the commands only as programs."""
+    allowed = {"kit"} if folder in ENVIRONMENT_FOLDERS else {"kit", "reports", "serving"}
     problems = []
-    for path in sorted((ROOT / folder).rglob("*.py")):
+    for path in sorted(folder.rglob("*.py")):
         for target in sorted(imported(path)):
             if target.split(".")[0] == "medhal" and target != "medhal" and layer_of(target) not in allowed:
                 problems.append(f"{path.relative_to(ROOT)} -> {target}")
@@ -154,9 +166,9 @@ def test_outside_medhal_only_the_kit_and_the_reports_are_imported(folder):
 
 
 def module_imports() -> dict[str, set[str]]:
-    """medhal module -> the medhal modules it imports at module level (imports inside
-    functions run later, on demand, and cannot form a circle at import time)."""
-    graph = {module_name(p): imported(p, top_level_only=True) for p in medhal_modules()}
+    """medhal module -> the medhal modules it imports, at any depth: an import inside a
+    function closes a circle as surely as one at the top (it only hides it until it runs)."""
+    graph = {module_name(p): imported(p) for p in medhal_modules()}
     return {k: {d for d in v if d in graph and d != k} for k, v in graph.items()}
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from medhal.kit.datasets import HubDataset
 from medhal.kit.fetch import HubSplit, Needs
-from medhal.reports.published import load as load_published
+from medhal.kit.published import load as load_published
 
 ENV_ID = "medfact-bench"
 DATASET = HubDataset(id="ncbi/MedFact-Bench", revision="249028caf7ad5a3e63331269a606f4b2696693ed")

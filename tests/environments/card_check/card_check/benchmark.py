@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medhal.reports.published import load as load_published
+from medhal.kit.published import load as load_published
 
 ENV_ID = "card-check"
 DATASET = None

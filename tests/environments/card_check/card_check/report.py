@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from card_check.benchmark import ENV_ID, FULL_SIZE, PUBLISHED
 from card_check.replies import LABELS
-from medhal.reports.report import Columns, ReportSpec
+from medhal.kit.report_spec import Columns, ReportSpec
 
 REPORT = ReportSpec(
     benchmark=ENV_ID,
