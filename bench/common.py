@@ -204,16 +204,18 @@ def cpu_between(samples: list[tuple[float, float]], start: float, end: float) ->
 
 
 class EndpointProcess:
-    """The scripted endpoint in its own process, so its CPU is not charged to `eval`."""
+    """The scripted endpoint (`tests/scripted_endpoint.py`, run as a program) in its own
+    process, so its CPU is not charged to `eval`: one reply for every request, or
+    `--replies FILE [--fail-every K]` in `args`."""
 
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
+    def __init__(self, reply: str | None = None, *args: str) -> None:
+        self.args = ["--reply", reply] if reply is not None else list(args)
         self.proc: subprocess.Popen | None = None
         self.base_url = ""
 
     def __enter__(self) -> EndpointProcess:
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests" / "scripted_endpoint.py"), "--reply", self.reply],
+            [sys.executable, str(ROOT / "tests" / "scripted_endpoint.py"), *self.args],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,

@@ -29,12 +29,11 @@ import itertools
 import json
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BIN, out_dir, run_measured, table, write_json
+from common import BIN, EndpointProcess, out_dir, run_measured, table, write_json
 from data import BENCHES, asset_env, usable
 
 TEMPLATE_ROLLOUTS = 300
@@ -54,10 +53,10 @@ t0 = time.perf_counter()
 from pathlib import Path
 from medhal.reports.registry import report_spec
 from medhal.reports.report import build_report, read_run
-from medhal.reports.report_files import _benchmark_of, render
+from medhal.reports.report_files import benchmark_of, render
 t1 = time.perf_counter()
 path = Path(sys.argv[1])
-spec = report_spec(_benchmark_of(path))
+spec = report_spec(benchmark_of(path))
 t2 = time.perf_counter()
 run = read_run(path, spec)
 t3 = time.perf_counter()
@@ -77,26 +76,14 @@ print(json.dumps({
     "tasksets_imported": sorted(m for m in sys.modules if m.endswith(".taskset")),
 }))
 """
-STARTUP = "import sys, time\nt = time.perf_counter()\nimport {module}\nprint(time.perf_counter() - t)\n"
-"""Seconds one import takes in a fresh interpreter (its share of a command's start-up)."""
 
 
 def template_rows(bench, tmp: Path, env: dict[str, str]) -> list[dict]:
-    """Real `eval` rows of this benchmark (a few errored), from a scripted endpoint."""
-    from tests.scripted_endpoint import Fault, ScriptedEndpoint
-
-    replies = bench.replies()
+    """Real `eval` rows of this benchmark (a few errored), from the scripted endpoint run as
+    a program: the replies in turn, a persistent HTTP 500 for one prompt in FAIL_EVERY."""
+    replies = tmp / f"replies-{bench.env_id}.json"
+    replies.write_text(json.dumps(bench.replies()), encoding="utf-8")
     options = bench.write_dataset(tmp, TEMPLATE_ROLLOUTS)
-    counter = itertools.count()
-    lock = threading.Lock()
-
-    def script(body: dict, number: int):
-        with lock:
-            k = next(counter)
-        text = json.dumps(body.get("messages", []))
-        if hash(text) % FAIL_EVERY == 0:
-            return Fault("500")
-        return replies[k % len(replies)]
 
     out = tmp / f"templates-{bench.env_id}"
     argv = [
@@ -115,7 +102,7 @@ def template_rows(bench, tmp: Path, env: dict[str, str]) -> list[dict]:
     ]
     for key, value in options.items():
         argv += [f"--taskset.{key.replace('_', '-')}", value if isinstance(value, str) else json.dumps(value)]
-    with ScriptedEndpoint(script) as endpoint:
+    with EndpointProcess(None, "--replies", str(replies), "--fail-every", str(FAIL_EVERY)) as endpoint:
         m = run_measured([*argv, "--client.base-url", endpoint.base_url], env=env, timeout=900)
     if m.returncode != 0:
         raise SystemExit(f"eval {bench.env_id} exited {m.returncode}:\n{m.stderr[-3000:]}")

@@ -63,15 +63,13 @@ print(out)
 
 
 def template_traces(work: Path) -> list[dict[str, Any]]:
-    """The 112 real Med-HALT sample traces (`medhal score` with the real answers)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from reference_reports import score_deepseek_samples
-
-    shared = shared_data()
-    if shared is None:
+    """The 112 real Med-HALT sample traces (`medhal score` with the real answers, through
+    `scripts/reference_reports.py --samples-into`, run as a program)."""
+    if shared_data() is None:
         raise SystemExit("needs MEDHAL_SHARED_DATA (and MEDHAL_ASSETS_DIR for the prompt files)")
     run = work / "template"
-    score_deepseek_samples(shared / "medhalt" / "samples", run, "--no-plots", quiet=True)
+    script = ROOT / "scripts" / "reference_reports.py"
+    subprocess.run([sys.executable, str(script), "--samples-into", str(run)], check=True, capture_output=True)
     return [json.loads(line) for line in (run / "traces.jsonl").read_text().splitlines()]
 
 

@@ -74,8 +74,6 @@ CONSTANT, ABSTAIN, HEDGE, ALL_OPTIONS, EMPTY, ECHO, NEGATED = (
 )
 NOT_AN_ANSWER = (HEDGE, ALL_OPTIONS, EMPTY, ECHO)
 """Kinds a careful human does not read as an answer: never read as one, never above chance."""
-READER_KINDS = (*NOT_AN_ANSWER, ABSTAIN, NEGATED)
-"""Kinds whose advantage, if any, comes from how replies are read, not from the data."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from medhal.kit import contract
 from medhal.kit.lines import taskset_class, taskset_config_type
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS
 from medhal.kit.task import BenchmarkConfig, score_reply
 from tests.running import clean_exit_2, medhal_main
 
@@ -51,21 +51,23 @@ def reward_of(task, reply: str) -> tuple[float, dict[str, float]]:
     return trace.reward, trace.metrics
 
 
-@pytest.mark.parametrize("parser", CONVENTIONS)
+@pytest.mark.parametrize("convention", CONVENTIONS)
 @pytest.mark.parametrize("env_id", ENVIRONMENTS)
-def test_binary_reward_pays_one_for_right_and_zero_for_everything_else(env_id, parser, monkeypatch, tmp_path):
+def test_binary_reward_pays_one_for_right_and_zero_for_everything_else(
+    env_id, convention, monkeypatch, tmp_path
+):
     monkeypatch.setenv("MEDHAL_ASSETS_DIR", str(tmp_path))  # demo prompts: no pinned asset needed
     module = scoring(env_id)
-    for task in demo_tasks(env_id, binary_reward=True, parser=parser):
+    for task in demo_tasks(env_id, binary_reward=True, parser=convention):
         assert task.data.binary_reward is True
         cases = [(module.gold_reply(task.data), 1.0), (module.wrong_reply(task.data), 0.0)]
-        if parser != "authors":  # the authors' parsers read some of them as answers (quirks)
+        if convention != "authors":  # the authors' parsers read some of them as answers (quirks)
             cases += [(reply, 0.0) for reply in UNREADABLE]
         if env_id == "medhallu":
             cases.append(("2", 0.0))  # the prompt's "not sure": an abstention
         for reply, expected in cases:
             reward, metrics = reward_of(task, reply)
-            assert reward == expected, (task.data.idx, parser, reply)
+            assert reward == expected, (task.data.idx, convention, reply)
             assert reward == metrics["correct"]
 
 

@@ -25,7 +25,7 @@ import pytest
 
 from medhal.kit import contract
 from medhal.kit.contract import Environment
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS
 from tests.running import eval_main, medhal_main
 from tests.scripted_endpoint import ScriptedEndpoint, last_user_text
 

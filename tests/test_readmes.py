@@ -22,7 +22,7 @@ import pytest
 
 from medhal.kit import contract
 from medhal.kit.contract import headings, section
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS
 
 ROOT = Path(__file__).parents[1]
 ENVIRONMENTS = {env.folder.name: env for env in contract.environments(ROOT, tests=True)}

@@ -39,8 +39,6 @@ TEST_ENVIRONMENTS_DIR = "tests/environments"
 SETTINGS_DIR = "configs/eval"
 """Paper settings (`uv run eval @ FILE`), under the repository root, or in a test
 environment's own folder."""
-PRIME_SETTINGS_DIR = "configs/prime"
-"""The same settings rendered for prime and vf-eval (`scripts/prime_configs.py`)."""
 
 FOLDER_FILES = ("pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE")
 """Files at the top of an environment's folder (LICENSE: a copy of the repository's)."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS
 
 COLUMNS = ("model", "setting", "statistic", "group", "value", "source", "kind", "reading", "items")
 KINDS = {

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from medhal.reports import metrics as m
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS
 from medhal.reports.provenance import run_code, run_options
 from medhal.reports.report import Run, _shifted, _statistics
 

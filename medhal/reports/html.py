@@ -40,7 +40,7 @@ from medhal.reports.markdown import (
     scored_by,
     test_text,
 )
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS
 from medhal.kit.untrusted import html_text
 from medhal.kit.published import KINDS
 from medhal.reports.headline import DEMO_COLUMNS, lead_rows, ordered_names

@@ -30,7 +30,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS
 from medhal.kit.report_spec import ItemView
 from medhal.kit.untrusted import printable
 from medhal.reports import metrics as m

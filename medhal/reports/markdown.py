@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS
 from medhal.kit.untrusted import markdown_code, markdown_text
 from medhal.kit.published import KINDS
 from medhal.reports.headline import lead_rows, ordered_names

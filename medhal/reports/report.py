@@ -39,8 +39,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from medhal.kit.outcomes import READINGS, correct_key, parsed_key
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS, READINGS, correct_key, parsed_key
 from medhal.kit.report_spec import BASE_COLUMNS, ItemView, Ratio, ReportSpec, Statistic
 from medhal.kit.shards import parse_shard
 from medhal.reports import metrics as m

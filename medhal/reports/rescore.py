@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medhal.kit.outcomes import READINGS, correct_key, parsed_key
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS, READINGS, correct_key, parsed_key
 from medhal.kit.untrusted import markdown_code, markdown_text
 from medhal.reports.metrics import ERROR, INVALID
 from medhal.reports.traces import (

@@ -16,6 +16,7 @@ understood alone."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -234,3 +235,51 @@ def test_every_function_fits_on_a_screen():
                 if lines > MAX_FUNCTION_LINES:
                     long.append(f"{module_name(path)}.{node.name}: {lines} lines")
     assert not long, long
+
+
+def private_or_internal_imports(path: Path) -> list[str]:
+    """What a module of bench/ takes that is not a public surface: a module of tests/ or
+    scripts/ (they run as programs), a private name of medhal, or tests/ or scripts/ put on
+    `sys.path` to reach them."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            root = node.module.split(".")[0]
+            if root in ("tests", "scripts"):
+                found.append(f"{node.lineno}: from {node.module}")
+            elif root == "medhal":
+                found += [
+                    f"{node.lineno}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")
+                ]
+        elif isinstance(node, ast.Import):
+            found += [
+                f"{node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] in ("tests", "scripts")
+            ]
+        elif (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func) == "sys.path.insert"
+            and re.search(r"['\"](scripts|tests)['\"]", ast.unparse(node))
+        ):
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_bench_uses_only_public_surfaces():
+    found = {
+        path.name: problems
+        for path in sorted((ROOT / "bench").glob("*.py"))
+        if (problems := private_or_internal_imports(path))
+    }
+    assert found == {}
+
+
+def test_the_public_surface_check_finds_each_kind(tmp_path):
+    bad = tmp_path / "b.py"
+    bad.write_text(
+        "import sys\nfrom tests.scripted_endpoint import Fault\nimport scripts.x\n"
+        "from medhal.reports.report_files import _benchmark_of, render\n"
+        'sys.path.insert(0, str(ROOT / "scripts"))\n'
+    )
+    assert [p.split(":")[0] for p in private_or_internal_imports(bad)] == ["2", "3", "4", "5"]
