@@ -244,32 +244,10 @@ class MedHalt:
             return f"{self.answer(data, first)}\nor\n{self.answer(data, second)}"
         return self.answer(data, f"{first} or {second}")
 
-    def policies(self, setting: Setting) -> list[Policy]:
-        test_set = setting.options["subset"]
-        family = self.sets[test_set].family
-        key = "answer" if test_set == self.fct else self.sets[test_set].answer_keys[0]
-        policies: list[Policy] = []
-        if family == "reasoning":
-            policies += [
-                Policy("always the first option", CONSTANT, lambda d: self.answer(d, self.options(d)[0])),
-                Policy("always the last option", CONSTANT, lambda d: self.answer(d, self.options(d)[-1])),
-                Policy("always `None of the above`", CONSTANT, lambda d: self.answer(d, "None of the above")),
-            ]
-            if test_set == self.fct:
-                policies.append(
-                    Policy(
-                        "always accept the proposed answer",
-                        CONSTANT,
-                        lambda d: self.answer(d, d.proposed_answer, verdict="yes"),
-                    )
-                )
-            policies.append(
-                Policy(
-                    "always `I do not know`", ABSTAIN, lambda d: self.answer(d, "I do not know", verdict="no")
-                )
-            )
-        else:
-            policies += [
+    def answer_policies(self, test_set: str) -> list[Policy]:
+        """Constant answers and the abstention, in the set's own format."""
+        if self.sets[test_set].family != "reasoning":
+            return [
                 Policy(
                     "always 'paper exists' with one fixed answer",
                     CONSTANT,
@@ -277,6 +255,29 @@ class MedHalt:
                 ),
                 Policy("always `Unknown`", ABSTAIN, lambda d: self.answer(d, "Unknown", exists=False)),
             ]
+        policies = [
+            Policy("always the first option", CONSTANT, lambda d: self.answer(d, self.options(d)[0])),
+            Policy("always the last option", CONSTANT, lambda d: self.answer(d, self.options(d)[-1])),
+            Policy("always `None of the above`", CONSTANT, lambda d: self.answer(d, "None of the above")),
+        ]
+        if test_set == self.fct:
+            policies.append(
+                Policy(
+                    "always accept the proposed answer",
+                    CONSTANT,
+                    lambda d: self.answer(d, d.proposed_answer, verdict="yes"),
+                )
+            )
+        policies.append(
+            Policy("always `I do not know`", ABSTAIN, lambda d: self.answer(d, "I do not know", verdict="no"))
+        )
+        return policies
+
+    def policies(self, setting: Setting) -> list[Policy]:
+        test_set = setting.options["subset"]
+        family = self.sets[test_set].family
+        key = "answer" if test_set == self.fct else self.sets[test_set].answer_keys[0]
+        policies = self.answer_policies(test_set)
         policies += [
             Policy(
                 f"hedge in one value `{{'{key}': '<right> or <other>'}}`",

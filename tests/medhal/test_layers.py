@@ -283,3 +283,15 @@ def test_the_public_surface_check_finds_each_kind(tmp_path):
         'sys.path.insert(0, str(ROOT / "scripts"))\n'
     )
     assert [p.split(":")[0] for p in private_or_internal_imports(bad)] == ["2", "3", "4", "5"]
+
+
+@pytest.mark.parametrize("folder", ["bench", "scripts"])
+def test_every_function_of_bench_and_scripts_fits_on_a_screen(folder):
+    long = []
+    for path in sorted((ROOT / folder).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.name}:{node.name}: {lines} lines")
+    assert not long, long
