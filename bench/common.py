@@ -7,6 +7,7 @@ the figures `reports/performance.md` is built from; `--out` elsewhere for trial 
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import itertools
 import json
@@ -106,6 +107,16 @@ def table(header: list[str], rows: list[list[Any]]) -> str:
 
 def out_dir(requested: Path | None, quick: bool) -> Path:
     return requested if requested is not None else (QUICK_OUT if quick else DEFAULT_OUT)
+
+
+def add_out_option(parser: argparse.ArgumentParser) -> None:
+    """`--out DIR`, where the script's JSON goes (`out_dir`)."""
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
+    )
 
 
 def write_json(out_dir: Path, name: str, payload: dict[str, Any]) -> Path:

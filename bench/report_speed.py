@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BIN, EndpointProcess, out_dir, run_measured, table, write_json
+from common import BIN, EndpointProcess, add_out_option, out_dir, run_measured, table, write_json
 from data import BENCHES, asset_env, usable
 
 TEMPLATE_ROLLOUTS = 300
@@ -318,12 +318,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument(
         "--repeat", type=int, default=3, help="rounds of floor + reports per size (fastest kept)"
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
-    )
+    add_out_option(parser)
     parser.add_argument(
         "--provenance-scaling",
         action="store_true",

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import out_dir, table, write_json
+from common import add_out_option, out_dir, table, write_json
 from data import BENCHES, asset_env, usable
 
 
@@ -148,12 +148,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a tenth of the items (smoke test)")
     parser.add_argument("--bench", action="append", choices=sorted(BENCHES), help="only these benchmarks")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
-    )
+    add_out_option(parser)
     ns = parser.parse_args()
     results: dict = {"build": {}, "scoring": {}}
     with tempfile.TemporaryDirectory(prefix="medhal-tasks-") as tmpdir:

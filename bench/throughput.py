@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BIN, EndpointProcess, cpu_between, out_dir, run_measured, table, write_json
+from common import BIN, EndpointProcess, add_out_option, cpu_between, out_dir, run_measured, table, write_json
 from data import BENCHES, medfact_rows
 
 MEDFACT = BENCHES["medfact-bench"]
@@ -256,12 +256,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="small counts (smoke test; figures are noisier)")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
-    )
+    add_out_option(parser)
     parser.add_argument(
         "--skip-null", action="store_true", help="only the in-process harness and the bare client"
     )
