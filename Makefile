@@ -30,7 +30,7 @@ test: lint
 	MEDHAL_PROPERTY_EXAMPLES_SCALE=$(PROPERTY_SCALE) uv run --locked pytest -n auto --dist loadscope -m "not slow" $(PYTEST_ARGS)
 
 # The tests marked slow, each with its reason in the mark. What stays slow, and why: the release
-# check itself (build the four packages, install each environment in a fresh venv from the wheels
+# check itself (build every package, install each environment in a fresh venv from the wheels
 # and PyPI, run it there); the demo on the real local model, which generates on the CPU; eval and
 # its --resume as executables against endpoints that fail, stall and ask for retries, which must
 # wait those out, and 2,000 rollouts at concurrency 64; eval --server, vf-eval and both verifiers
@@ -51,12 +51,15 @@ test-slow:
 # fingerprints; the environments' taskset tests (less the v0 face's: no v0 API on 0.4); the trace
 # reader; the platform summary of a mixed Med-HALT run against its report; reasoning replies. A few
 # minutes.
+# The environments are the folders under environments/ (medhal.kit.contract: folder = import
+# package = distribution name with '-' for '_').
 VERIFIERS04 := compat/verifiers04
+ENVIRONMENTS := $(notdir $(patsubst %/,%,$(dir $(wildcard environments/*/pyproject.toml))))
 VERIFIERS04_TESTS := tests/test_cross_line.py tests/test_scoring_fingerprint.py tests/medhal/test_traces.py \
-	tests/medhallu/test_taskset.py tests/med_halt/test_taskset.py tests/medfact_bench/test_taskset.py \
-	tests/med_halt/test_run_summary.py tests/medhal/test_reasoning.py
+	tests/medhal/test_reasoning.py \
+	$(wildcard $(foreach env,$(ENVIRONMENTS),tests/$(env)/test_taskset.py tests/$(env)/test_run_summary.py))
 test-verifiers-0.4:
-	uv sync --locked --project $(VERIFIERS04) --reinstall-package medhallu --reinstall-package med-halt --reinstall-package medfact-bench
+	uv sync --locked --project $(VERIFIERS04) $(foreach env,$(ENVIRONMENTS),--reinstall-package $(subst _,-,$(env)))
 	$(VERIFIERS04)/.venv/bin/python -m pytest -n auto --dist loadscope $(VERIFIERS04_TESTS) \
 		--deselect tests/medhallu/test_taskset.py::test_v0_and_v1_agree
 
@@ -73,7 +76,7 @@ format:
 demo:
 	uv run --locked medhal demo
 
-# Releases (RELEASING.md). `build`: all four packages into dist/ (MEDHAL_DIST), metadata and
+# Releases (RELEASING.md). `build`: every package into dist/ (MEDHAL_DIST), metadata and
 # contents checked. `release-check`: that, plus each environment installed in a fresh venv from
 # wheels + PyPI and run there; prints the publish commands. `publish`: publishes what the tag in
 # RELEASE_TAG / GITHUB_REF_NAME names (stdlib only: no project sync on the release runner).
@@ -108,7 +111,7 @@ MUTANTS_CHILDREN ?= 2
 mutants:
 	rm -rf $(MUTANTS_DIR) && mkdir -p $(MUTANTS_DIR)/mutants
 	cp -r medhal tests environments pyproject.toml uv.lock $(MUTANTS_DIR)/
-	cp -r environments/medhallu/medhallu environments/med_halt/med_halt environments/medfact_bench/medfact_bench $(MUTANTS_DIR)/
+	cp -r $(foreach env,$(ENVIRONMENTS),environments/$(env)/$(env)) $(MUTANTS_DIR)/
 	cd $(MUTANTS_DIR) && PYTHONPATH=$(CURDIR)/$(MUTANTS_DIR)/mutants MEDHAL_PROPERTY_EXAMPLES_SCALE=0.2 \
 		uv run --locked --project $(CURDIR) mutmut run --max-children $(MUTANTS_CHILDREN)
 	cd $(MUTANTS_DIR) && uv run --locked --project $(CURDIR) mutmut results > survivors.txt

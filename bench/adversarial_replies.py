@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from med_halt.replies import READERS as MED_HALT
 from med_halt.replies import read_medhal as read_med_halt
@@ -62,12 +65,35 @@ def hostile(size: int) -> dict[str, str]:
 
 Reader = Callable[[str], object]
 
-BENCHMARKS: dict[str, dict[str, Reader]] = {
+OWN: dict[str, dict[str, Reader]] = {
     "medhallu": {name: partial(lambda r, t: r(t, True), r) for name, r in MEDHALLU.items()},
     "medfact-bench": dict(MEDFACT),
     "med-halt": {name: partial(lambda r, t: r(t, ("cop",)), r) for name, r in MED_HALT.items()},
     "med-halt with options": {"medhal": partial(read_med_halt, keys=("cop",), choices=CHOICES)},
 }
+"""Each reader of the environments whose readers are timed one by one, with their arguments."""
+
+
+def scored_on_a_demo_item(env_id: str) -> dict[str, Reader]:
+    """An environment's pure `scoring.score` on its first demo item: every reader at once, as a
+    trace is scored (what any environment provides, `medhal.kit.contract`)."""
+    from importlib import import_module
+
+    from data import demo_options
+
+    from medhal.kit.lines import taskset_class, taskset_config_type
+    from medhal.reports.registry import package
+
+    config = taskset_config_type(env_id).model_validate({"id": env_id, **demo_options(env_id)})
+    item = taskset_class(env_id)(config).load()[0].data
+    return {"every convention": partial(import_module(f"{package(env_id)}.scoring").score, item)}
+
+
+def benchmarks() -> dict[str, dict[str, Reader]]:
+    """`OWN`, then every other installed environment (test environments too, when staged)."""
+    from medhal.reports.registry import installed
+
+    return {**OWN, **{env_id: scored_on_a_demo_item(env_id) for env_id in installed() if env_id not in OWN}}
 
 
 def seconds(reader: Reader, text: str) -> float:
@@ -90,7 +116,7 @@ def main() -> None:
     small, large = 10_000, 100_000 if ns.quick else 1_000_000
     rows = []
     small_shapes, large_shapes = hostile(small), hostile(large)
-    for benchmark, readers in BENCHMARKS.items():
+    for benchmark, readers in benchmarks().items():
         for shape in small_shapes:
             for convention, reader in readers.items():
                 t_small = seconds(reader, small_shapes[shape])

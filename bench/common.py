@@ -7,6 +7,7 @@ the figures `reports/performance.md` is built from; `--out` elsewhere for trial 
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import itertools
 import json
@@ -108,6 +109,16 @@ def out_dir(requested: Path | None, quick: bool) -> Path:
     return requested if requested is not None else (QUICK_OUT if quick else DEFAULT_OUT)
 
 
+def add_out_option(parser: argparse.ArgumentParser) -> None:
+    """`--out DIR`, where the script's JSON goes (`out_dir`)."""
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
+    )
+
+
 def write_json(out_dir: Path, name: str, payload: dict[str, Any]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{name}.json"
@@ -204,16 +215,18 @@ def cpu_between(samples: list[tuple[float, float]], start: float, end: float) ->
 
 
 class EndpointProcess:
-    """The scripted endpoint in its own process, so its CPU is not charged to `eval`."""
+    """The scripted endpoint (`tests/scripted_endpoint.py`, run as a program) in its own
+    process, so its CPU is not charged to `eval`: one reply for every request, or
+    `--replies FILE [--fail-every K]` in `args`."""
 
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
+    def __init__(self, reply: str | None = None, *args: str) -> None:
+        self.args = ["--reply", reply] if reply is not None else list(args)
         self.proc: subprocess.Popen | None = None
         self.base_url = ""
 
     def __enter__(self) -> EndpointProcess:
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests" / "scripted_endpoint.py"), "--reply", self.reply],
+            [sys.executable, str(ROOT / "tests" / "scripted_endpoint.py"), *self.args],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,

@@ -1,11 +1,14 @@
-"""Realistic inputs for the benchmark scripts, one `Bench` per benchmark.
+"""Inputs for the benchmark scripts, one `Bench` per installed environment.
 
 A `Bench` knows how to write a local dataset file of any size in the benchmark's own
-schema (built from the real upstream rows in `MEDHAL_SHARED_DATA` when that is set, else
-from text of ours with realistic lengths), which `eval`/`Taskset` options load it, and
-a list of realistic raw model replies (real model outputs where shared data has them).
-Nothing upstream is copied into the repository: files are written to a temporary
-directory at run time.
+schema, which `eval`/`Taskset` options load it, and a list of raw model replies. Every
+installed environment has one, from what the contract says it provides (`medhal.kit.contract`):
+its demo rows cycled to the size asked for, the gold and wrong replies of its demo items, its
+pure `scoring.score` and its `FULL_SIZE`. Where the shared data (`MEDHAL_SHARED_DATA`) holds an
+environment's real rows and model outputs, `REALISTIC` builds the inputs from them instead (or
+from text of ours with realistic lengths): what the shared data holds is known here, not in
+the environments. Nothing upstream is copied into the repository: files are written to a
+temporary directory at run time.
 """
 
 from __future__ import annotations
@@ -14,11 +17,16 @@ import json
 import os
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from common import shared_data
+
+from medhal.kit.datasets import load_rows
+from medhal.reports.registry import benchmark_module, installed, package
 
 
 def _lines(path: Path) -> list[str]:
@@ -36,12 +44,76 @@ class Bench:
     write_dataset: Callable[[Path, int], dict[str, Any]]
     """(directory, rows) -> the taskset options that load the file(s) written there."""
     replies: Callable[[], list[str]]
-    parse_score: Callable[[Any, str], Any] = lambda data, reply: None
+    parse_score: Callable[[Any, str], Any]
     """(task data, reply) -> the benchmark's pure reading + grading of one reply under every
     reading convention (`<package>.scoring.score`: what its one metric computes, without
     the trace around it)."""
     available: Callable[[], str | None] = lambda: None
-    """None when usable now, else why not (e.g. the environment is not written yet)."""
+    """None when usable now, else why not (e.g. the shared data is missing)."""
+
+
+# ---------------------------------------------------------------------------- any environment
+
+
+def demo_options(env_id: str) -> dict[str, Any]:
+    """The environment's demo rows, with its demo prompts where it has a `prompts` option."""
+    from medhal.kit.lines import taskset_config_type
+
+    options = dict(benchmark_module(env_id).DEMO_OPTIONS)
+    if "prompts" in taskset_config_type(env_id).model_fields:
+        options["prompts"] = "demo"
+    return options
+
+
+def _demo_file(env_id: str) -> Path | None:
+    path = Path(benchmark_module(env_id).DEMO_OPTIONS.get("dataset_path", ""))
+    return path if path.is_file() else None
+
+
+def _write_demo_rows(env_id: str, directory: Path, n: int) -> dict[str, Any]:
+    """n rows, the demo rows cycled, as JSON lines in the environment's own schema."""
+    demo = _demo_file(env_id)
+    assert demo is not None
+    rows = load_rows(None, demo).rows
+    path = directory / f"{package(env_id)}-{n}.jsonl"
+    if not path.exists():
+        with open(path, "w", encoding="utf-8") as f:
+            for i in range(n):
+                f.write(json.dumps(rows[i % len(rows)], ensure_ascii=False) + "\n")
+    return {**demo_options(env_id), "dataset_path": str(path)}
+
+
+def _demo_replies(env_id: str) -> list[str]:
+    """The gold and the wrong reply of every demo item, and an empty reply."""
+    from medhal.kit.lines import taskset_class, taskset_config_type
+
+    scoring = import_module(f"{package(env_id)}.scoring")
+    config = taskset_config_type(env_id).model_validate({"id": env_id, **demo_options(env_id)})
+    tasks = taskset_class(env_id)(config).load()
+    return [reply for t in tasks for reply in (scoring.gold_reply(t.data), scoring.wrong_reply(t.data))] + [
+        ""
+    ]
+
+
+def _parse_score(env_id: str, data: Any, reply: str) -> Any:
+    return import_module(f"{package(env_id)}.scoring").score(data, reply)
+
+
+def _demo_available(env_id: str) -> str | None:
+    return None if _demo_file(env_id) else "its demo rows are not one file (no generic writer)"
+
+
+def from_contract(env_id: str) -> Bench:
+    """The `Bench` every environment has: its demo rows and demo items' replies."""
+    return Bench(
+        env_id=env_id,
+        module=package(env_id),
+        full_size=benchmark_module(env_id).FULL_SIZE,
+        write_dataset=partial(_write_demo_rows, env_id),
+        replies=partial(_demo_replies, env_id),
+        parse_score=partial(_parse_score, env_id),
+        available=partial(_demo_available, env_id),
+    )
 
 
 # ---------------------------------------------------------------------------- MedFact-Bench
@@ -114,20 +186,11 @@ def _write_medfact(directory: Path, n: int) -> dict[str, Any]:
     return {"dataset_path": str(path)}
 
 
-def _medfact_parse_score(data: Any, reply: str) -> Any:
-    from medfact_bench.scoring import score
+def _medfact(bench: Bench) -> Bench:
+    return replace(
+        bench, write_dataset=_write_medfact, replies=lambda: _medfact_sources()[2], available=lambda: None
+    )
 
-    return score(data, reply)
-
-
-MEDFACT = Bench(
-    env_id="medfact-bench",
-    module="medfact_bench",
-    full_size=14_274,
-    write_dataset=_write_medfact,
-    replies=lambda: _medfact_sources()[2],
-    parse_score=_medfact_parse_score,
-)
 
 # ---------------------------------------------------------------------------- Med-HALT
 
@@ -191,21 +254,8 @@ def _halt_replies() -> list[str]:
     return replies
 
 
-def _halt_parse_score(data: Any, reply: str) -> Any:
-    from med_halt.scoring import score
-
-    return score(data, reply)
-
-
-MED_HALT = Bench(
-    env_id="med-halt",
-    module="med_halt",
-    full_size=59_254,
-    write_dataset=_write_med_halt,
-    replies=_halt_replies,
-    parse_score=_halt_parse_score,
-    available=_halt_available,
-)
+def _med_halt(bench: Bench) -> Bench:
+    return replace(bench, write_dataset=_write_med_halt, replies=_halt_replies, available=_halt_available)
 
 
 # ---------------------------------------------------------------------------- MedHallu
@@ -257,23 +307,29 @@ def _hallu_replies() -> list[str]:
     ]
 
 
-def _hallu_parse_score(data: Any, reply: str) -> Any:
-    from medhallu.scoring import score
-
-    return score(data, reply)
+def _medhallu(bench: Bench) -> Bench:
+    return replace(bench, write_dataset=_write_medhallu, replies=_hallu_replies, available=_hallu_available)
 
 
-MEDHALLU = Bench(
-    env_id="medhallu",
-    module="medhallu",
-    full_size=2_000,
-    write_dataset=_write_medhallu,
-    replies=_hallu_replies,
-    parse_score=_hallu_parse_score,
-    available=_hallu_available,
-)
+REALISTIC: dict[str, Callable[[Bench], Bench]] = {
+    "medfact-bench": _medfact,
+    "med-halt": _med_halt,
+    "medhallu": _medhallu,
+}
+"""Environments whose real rows and model outputs the shared data holds (or, for MedFact-Bench,
+whose inputs are written at realistic lengths without it): their inputs replace the demo's
+where they are available."""
 
-BENCHES: dict[str, Bench] = {b.env_id: b for b in (MEDFACT, MED_HALT, MEDHALLU)}
+
+def bench_of(env_id: str) -> Bench:
+    """The environment's realistic inputs where they are available now, else its demo's."""
+    demo = from_contract(env_id)
+    realistic = REALISTIC.get(env_id, lambda b: b)(demo)
+    return realistic if realistic.available() is None or demo.available() is not None else demo
+
+
+BENCHES: dict[str, Bench] = {env_id: bench_of(env_id) for env_id in installed()}
+"""Every installed environment's `Bench` (the test environments too, when staged)."""
 
 
 def asset_env() -> dict[str, str]:

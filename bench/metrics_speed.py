@@ -61,6 +61,60 @@ def fill(rows: list, clustered: bool) -> m.ClusterSums:
     return acc
 
 
+Record = Callable[..., Any]
+"""`record(step, fn, note="")`: time `fn`, keep the row, return what `fn` returned."""
+
+
+def statistics() -> dict[str, m.Statistic]:
+    """The figures a report draws intervals for: an F1 and an accuracy."""
+    return {"f1": m.f1_ratio(0, 1, 2), "accuracy": m.ratio(0, 3)}
+
+
+def cluster_steps(record: Record, rows: list, n: int, big: int) -> None:
+    """Streaming items into `ClusterSums`, and the bootstrap intervals over them."""
+    clustered = record(f"ClusterSums.add x {n:,} (clusters of 2)", lambda: fill(rows, True))
+    loose = record(f"ClusterSums.add x {n:,} (no clusters)", lambda: fill(rows, False))
+    more = items(10 * n, seed=1)
+    record(f"ClusterSums.add x {10 * n:,} (no clusters)", lambda: fill(more, False), "peak flat in items")
+    stats = statistics()
+    record(
+        f"bootstrap F1 + acc, {len(clustered):,} clusters",
+        lambda: m.bootstrap_cis(clustered, stats),
+        f"{clustered.stored_rows:,} rows stored",
+    )
+    record(
+        f"bootstrap F1 + acc, {len(loose):,} singletons",
+        lambda: m.bootstrap_cis(loose, stats),
+        f"{loose.stored_rows:,} rows stored",
+    )
+    rng = np.random.default_rng(2)
+    for k in sorted({n, big}):
+        continuous = np.column_stack([rng.random(k), np.ones(k)])  # every row distinct: index draws
+        record(
+            f"bootstrap mean, {k:,} distinct clusters", lambda c=continuous: m.bootstrap_ci(c, m.ratio(0, 1))
+        )
+
+
+def paired_steps(record: Record, rows: list, n: int) -> None:
+    """Pairing two runs item by item, their paired differences and McNemar's test."""
+    other = items(n, seed=3)
+
+    def fill_pair() -> m.Pairing:
+        table_a, table_b = m.ItemTable(4), m.ItemTable(4)
+        for i, ((key, row), (_, row_b)) in enumerate(zip(rows, other, strict=True)):
+            table_a.add(i, key, row)
+            table_b.add(i, key, row_b)
+        return m.pair_runs(table_a, table_b)
+
+    pairing = record(f"ItemTable.add x 2 x {n:,} + pair_runs", fill_pair)
+    sums_a, sums_b = pairing.cluster_sums()
+    record(
+        f"paired diff F1 + acc, {pairing.n_clusters:,} clusters",
+        lambda: m.paired_difference_cis(sums_a, sums_b, statistics()),
+    )
+    record("mcnemar_exact(499,000, 501,000)", lambda: m.mcnemar_exact(499_000, 501_000))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -79,46 +133,8 @@ def main() -> None:
         results.append([step, wall, peak, note])
         return result
 
-    clustered = record(f"ClusterSums.add x {n:,} (clusters of 2)", lambda: fill(rows, True))
-    loose = record(f"ClusterSums.add x {n:,} (no clusters)", lambda: fill(rows, False))
-    more = items(10 * n, seed=1)
-    record(f"ClusterSums.add x {10 * n:,} (no clusters)", lambda: fill(more, False), "peak flat in items")
-    f1, acc = m.f1_ratio(0, 1, 2), m.ratio(0, 3)
-    stats = {"f1": f1, "accuracy": acc}
-    record(
-        f"bootstrap F1 + acc, {len(clustered):,} clusters",
-        lambda: m.bootstrap_cis(clustered, stats),
-        f"{clustered.stored_rows:,} rows stored",
-    )
-    record(
-        f"bootstrap F1 + acc, {len(loose):,} singletons",
-        lambda: m.bootstrap_cis(loose, stats),
-        f"{loose.stored_rows:,} rows stored",
-    )
-    rng = np.random.default_rng(2)
-    for k in sorted({n, big}):
-        continuous = np.column_stack([rng.random(k), np.ones(k)])  # every row distinct: index draws
-        record(
-            f"bootstrap mean, {k:,} distinct clusters", lambda c=continuous: m.bootstrap_ci(c, m.ratio(0, 1))
-        )
-
-    other = items(n, seed=3)
-
-    def fill_pair() -> m.Pairing:
-        table_a, table_b = m.ItemTable(4), m.ItemTable(4)
-        for i, ((key, row), (_, row_b)) in enumerate(zip(rows, other, strict=True)):
-            table_a.add(i, key, row)
-            table_b.add(i, key, row_b)
-        return m.pair_runs(table_a, table_b)
-
-    pairing = record(f"ItemTable.add x 2 x {n:,} + pair_runs", fill_pair)
-    sums_a, sums_b = pairing.cluster_sums()
-    record(
-        f"paired diff F1 + acc, {pairing.n_clusters:,} clusters",
-        lambda: m.paired_difference_cis(sums_a, sums_b, stats),
-    )
-    record("mcnemar_exact(499,000, 501,000)", lambda: m.mcnemar_exact(499_000, 501_000))
-
+    cluster_steps(record, rows, n, big)
+    paired_steps(record, rows, n)
     print(table(["step", "best wall s", "peak MiB (tracemalloc)", "note"], results))
     path = write_json(
         out_dir(args.out, args.quick),

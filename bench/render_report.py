@@ -44,7 +44,8 @@ def machine_lines(results: dict[str, dict]) -> list[str]:
     ]
 
 
-def throughput_section(t: dict) -> list[str]:
+def throughput_rows(t: dict) -> list[list]:
+    """One row per concurrency: the in-process harness against null and the bare clients."""
     inproc, null = t["harness"]["in-process"], t["harness"].get("null", {})
     rows = []
     for c in sorted(inproc, key=int):
@@ -65,7 +66,12 @@ def throughput_section(t: dict) -> list[str]:
                 f"**{best['rate'] / i['rate']:.1f}x**",
             ]
         )
-    runs = [
+    return rows
+
+
+def harness_runs(t: dict) -> list[list]:
+    """One row per harness and concurrency: what each `eval` run took."""
+    return [
         [
             h,
             int(c),
@@ -78,6 +84,11 @@ def throughput_section(t: dict) -> list[str]:
         for h, per in t["harness"].items()
         for c, r in sorted(per.items(), key=lambda kv: int(kv[0]))
     ]
+
+
+def experiment_lines(t: dict) -> list[str]:
+    """The experimental harnesses (`--aiohttp-harness`) beside the in-process one."""
+    inproc = t["harness"]["in-process"]
     experiment = []
     for name, per in t["harness"].items():
         if name in ("in-process", "null"):
@@ -115,10 +126,34 @@ def throughput_section(t: dict) -> list[str]:
                 ],
             ),
         ]
+    return experiment
+
+
+def throughput_targets(t: dict) -> list[str]:
+    """Whether the harness meets its two throughput targets, with the figures behind them."""
+    inproc, null = t["harness"]["in-process"], t["harness"].get("null", {})
     worst_vs_null = min(inproc[c]["rate"] / null[c]["rate"] for c in inproc if c in null) if null else None
     best_vs_bare = min(
         max(t["bare"][c].values(), key=lambda r: r["rate"])["rate"] / inproc[c]["rate"] for c in inproc
     )
+    return [
+        "Targets:",
+        "",
+        (
+            "- at least 10x the stock harness's rollouts/s: "
+            f"**{'met' if worst_vs_null and worst_vs_null >= 10 else 'not met'}** "
+        )
+        + (f"(lowest ratio {worst_vs_null:.0f}x)." if worst_vs_null else "(not measured)."),
+        (
+            "- within 2x of the endpoint's own request rate with a bare client: "
+            f"**{'met' if best_vs_bare <= 2 else 'not met'}** "
+            f"(the bare aiohttp client is {best_vs_bare:.1f}x faster at best). See the analysis below."
+        ),
+        "",
+    ]
+
+
+def throughput_section(t: dict) -> list[str]:
     return [
         "## 1. Rollout throughput: in-process harness vs. the stock `null` harness",
         "",
@@ -152,7 +187,7 @@ def throughput_section(t: dict) -> list[str]:
                 "bare httpx req/s",
                 "bare best / in-process",
             ],
-            rows,
+            throughput_rows(t),
         ),
         "",
         table(
@@ -165,27 +200,16 @@ def throughput_section(t: dict) -> list[str]:
                 "rollout phase s",
                 "endpoint CPU ms/request",
             ],
-            runs,
+            harness_runs(t),
         ),
-        *experiment,
+        *experiment_lines(t),
         "",
-        "Targets:",
-        "",
-        (
-            "- at least 10x the stock harness's rollouts/s: "
-            f"**{'met' if worst_vs_null and worst_vs_null >= 10 else 'not met'}** "
-        )
-        + (f"(lowest ratio {worst_vs_null:.0f}x)." if worst_vs_null else "(not measured)."),
-        (
-            "- within 2x of the endpoint's own request rate with a bare client: "
-            f"**{'met' if best_vs_bare <= 2 else 'not met'}** "
-            f"(the bare aiohttp client is {best_vs_bare:.1f}x faster at best). See the analysis below."
-        ),
-        "",
+        *throughput_targets(t),
     ]
 
 
-def report_section(r: dict) -> list[str]:
+def report_rows(r: dict) -> list[list]:
+    """One row per benchmark and size: times against the floors, and the phases."""
     rows = []
     for env_id, per in r["benchmarks"].items():
         for n, run in sorted(per["runs"].items(), key=lambda kv: int(kv[0])):
@@ -211,6 +235,11 @@ def report_section(r: dict) -> list[str]:
                     p["plots_import_s"] + p["plots_s"],
                 ]
             )
+    return rows
+
+
+def memory_rows(r: dict) -> list[list]:
+    """One row per benchmark: peak memory at the smallest and largest sizes, and its growth."""
     memory = []
     for env_id, per in r["benchmarks"].items():
         sizes = sorted(per["runs"], key=int)
@@ -229,6 +258,15 @@ def report_section(r: dict) -> list[str]:
                 (hi["mib"] - lo["mib"]) * 1024 / (int(sizes[-1]) - int(sizes[0])),
             ]
         )
+    return memory
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "not met"
+
+
+def report_targets(r: dict) -> list[str]:
+    """Whether `medhal report` meets its speed, memory and import targets at the largest size."""
     largest = {env_id: per["runs"][max(per["runs"], key=int)] for env_id, per in r["benchmarks"].items()}
     n_largest = max(int(n) for per in r["benchmarks"].values() for n in per["runs"])
     worst = max(run["ratio"] for run in largest.values())
@@ -244,39 +282,63 @@ def report_section(r: dict) -> list[str]:
             for m in run["phases"]["verifiers_imported"] + run["phases"]["tasksets_imported"]
         }
     )
-    repeat = max((len(run.get("rounds_s", {}).get("floor", [])) for run in largest.values()), default=1)
+    return [
+        (
+            f"- `medhal report` within 2x of the read-and-parse floor at {n_largest:,} rows, start-up "
+            "included: "
+            f"**{verdict(worst_bare <= 2)} without plots** (up to {worst_bare:.2f}x), "
+            f"**{verdict(worst <= 2)} "
+            "with plots** "
+            f"(up to {worst:.2f}x; the plots' fixed cost is mostly importing matplotlib). The reading phase "
+            "alone is "
+            f"within {worst_read:.2f}x of the floor."
+        ),
+        (
+            f"- peak memory growth under 0.1 KiB per row: **{verdict(worst_slope < 0.1)}** (at most "
+            f"{worst_slope:.3f} KiB per row)."
+        ),
+        f"- the report imports no verifiers module and no environment taskset: **{verdict(not imported)}**"
+        + (f" ({', '.join(imported[:5])})." if imported else " (checked on every run, from `sys.modules`)."),
+        "",
+    ]
 
-    def verdict(ok: bool) -> str:
-        return "met" if ok else "not met"
 
+def report_intro(r: dict) -> str:
+    """How the report speed is measured (the rounds each size is timed)."""
+    largest = [per["runs"][max(per["runs"], key=int)] for per in r["benchmarks"].values()]
+    repeat = max((len(run.get("rounds_s", {}).get("floor", [])) for run in largest), default=1)
+    return (
+        "`bench/report_speed.py`. Real `eval` rows of each benchmark (a few percent errored by an "
+        "injected "
+        "persistent HTTP "
+        "500), repeated with their own idx and id up to each size (with the selection of a run of that "
+        "size, so the report "
+        "reads a complete run). `medhal report` runs as a fresh process, with plots and with "
+        "`--no-plots`, "
+        "against the floor "
+        "of reading the file and `json.loads`-ing every line (a fresh process too); times include "
+        "process "
+        "start-up. The trace reader decodes lines with msgspec (`medhal.reports.traces`), so the table "
+        "also "
+        "gives the floor of decoding every line with msgspec: the report's margin over that one is "
+        "our own per-row work. "
+        f"Floor, both reports and a phase-timing run go back to back, {repeat} "
+        f"round{'s' if repeat > 1 else ''} per size, "
+        "and each keeps its fastest round (the machine is shared: the fastest round is the least "
+        "disturbed). The "
+        "phases (start-up = imports of medhal and of the environment's light report module; reading; "
+        "figures with their "
+        "bootstrap intervals; report.json/md/html; plots, with the matplotlib import) are timed inside "
+        "that fourth "
+        "process. Peak RSS is each process's own high-water mark."
+    )
+
+
+def report_section(r: dict) -> list[str]:
     return [
         "## 2. Report speed and memory",
         "",
-        (
-            "`bench/report_speed.py`. Real `eval` rows of each benchmark (a few percent errored by an "
-            "injected "
-            "persistent HTTP "
-            "500), repeated with their own idx and id up to each size (with the selection of a run of that "
-            "size, so the report "
-            "reads a complete run). `medhal report` runs as a fresh process, with plots and with "
-            "`--no-plots`, "
-            "against the floor "
-            "of reading the file and `json.loads`-ing every line (a fresh process too); times include "
-            "process "
-            "start-up. The trace reader decodes lines with msgspec (`medhal.reports.traces`), so the table "
-            "also "
-            "gives the floor of decoding every line with msgspec: the report's margin over that one is "
-            "our own per-row work. "
-            f"Floor, both reports and a phase-timing run go back to back, {repeat} "
-            f"round{'s' if repeat > 1 else ''} per size, "
-            "and each keeps its fastest round (the machine is shared: the fastest round is the least "
-            "disturbed). The "
-            "phases (start-up = imports of medhal and of the environment's light report module; reading; "
-            "figures with their "
-            "bootstrap intervals; report.json/md/html; plots, with the matplotlib import) are timed inside "
-            "that fourth "
-            "process. Peak RSS is each process's own high-water mark."
-        ),
+        report_intro(r),
         "",
         table(
             [
@@ -298,7 +360,7 @@ def report_section(r: dict) -> list[str]:
                 "json+md+html s",
                 "plots s",
             ],
-            rows,
+            report_rows(r),
         ),
         "",
         (
@@ -321,35 +383,17 @@ def report_section(r: dict) -> list[str]:
                 "--no-plots growth KiB/row",
                 "file KiB/row",
             ],
-            memory,
+            memory_rows(r),
         ),
         "",
         "Targets:",
         "",
-        (
-            f"- `medhal report` within 2x of the read-and-parse floor at {n_largest:,} rows, start-up "
-            "included: "
-            f"**{verdict(worst_bare <= 2)} without plots** (up to {worst_bare:.2f}x), "
-            f"**{verdict(worst <= 2)} "
-            "with plots** "
-            f"(up to {worst:.2f}x; the plots' fixed cost is mostly importing matplotlib). The reading phase "
-            "alone is "
-            f"within {worst_read:.2f}x of the floor."
-        ),
-        (
-            f"- peak memory growth under 0.1 KiB per row: **{verdict(worst_slope < 0.1)}** (at most "
-            f"{worst_slope:.3f} KiB per row)."
-        ),
-        f"- the report imports no verifiers module and no environment taskset: **{verdict(not imported)}**"
-        + (f" ({', '.join(imported[:5])})." if imported else " (checked on every run, from `sys.modules`)."),
-        "",
+        *report_targets(r),
     ]
 
 
-def startup_section(r: dict) -> list[str]:
-    per = {env_id: b["startup"] for env_id, b in r["benchmarks"].items() if "startup" in b}
-    if not per:
-        return []
+def startup_rows(per: dict) -> list[list]:
+    """One row per benchmark: fresh-process times and the phases of `medhal score`."""
     rows = []
     for env_id, s in per.items():
         p = s["score_phases"]
@@ -369,6 +413,13 @@ def startup_section(r: dict) -> list[str]:
                 p["report_s"],
             ]
         )
+    return rows
+
+
+def startup_section(r: dict) -> list[str]:
+    per = {env_id: b["startup"] for env_id, b in r["benchmarks"].items() if "startup" in b}
+    if not per:
+        return []
     first = next(iter(per.values()))
 
     def packages(key: str) -> str:
@@ -403,7 +454,7 @@ def startup_section(r: dict) -> list[str]:
                 "score + write s",
                 "report s",
             ],
-            rows,
+            startup_rows(per),
         ),
         "",
         (
@@ -419,8 +470,8 @@ def startup_section(r: dict) -> list[str]:
     ]
 
 
-def adversarial_section(a: dict) -> list[str]:
-    rows = a["rows"]
+def adversarial_rows(rows: list[dict]) -> list[list]:
+    """Per benchmark and convention: the shape with the highest ratio, and the slowest."""
     by: dict[tuple[str, str], list[dict]] = {}
     for row in rows:
         by.setdefault((row["benchmark"], row["convention"]), []).append(row)
@@ -439,6 +490,11 @@ def adversarial_section(a: dict) -> list[str]:
                 slowest["shape"],
             ]
         )
+    return table_rows
+
+
+def adversarial_section(a: dict) -> list[str]:
+    rows = a["rows"]
     linear = a["linear_ratio"]
     worst = a["worst"]
     return [
@@ -468,7 +524,7 @@ def adversarial_section(a: dict) -> list[str]:
                 f"slowest at {a['large_chars']:,} chars (ms)",
                 "its shape",
             ],
-            table_rows,
+            adversarial_rows(rows),
         ),
         "",
         (
@@ -507,12 +563,20 @@ def metrics_section(m: dict) -> list[str]:
     ]
 
 
-def tasks_section(t: dict) -> list[str]:
-    build = [
-        [k, v["items"], v["first_s"], v["best_s"], v["median_s"], v["per_item_us"]]
-        for k, v in t["build"].items()
-    ]
-    scoring = [
+def build_target(t: dict) -> str:
+    """Whether MedFact-Bench's tasks build within the target, with the figure."""
+    medfact = t["build"].get("medfact-bench")
+    return (
+        f"**{'met' if medfact['first_s'] < TARGET_BUILD_S else 'not met'}** ({medfact['items']:,} tasks in "
+        f"{medfact['first_s']:.2f} s, first build)"
+        if medfact
+        else "not measured"
+    )
+
+
+def scoring_rows(t: dict) -> list[list]:
+    """Per benchmark: the cost of scoring one reply, purely and through `Task.score`."""
+    return [
         [
             k,
             v["replies"],
@@ -523,13 +587,13 @@ def tasks_section(t: dict) -> list[str]:
         ]
         for k, v in t["scoring"].items()
     ]
-    medfact = t["build"].get("medfact-bench")
-    verdict = (
-        f"**{'met' if medfact['first_s'] < TARGET_BUILD_S else 'not met'}** ({medfact['items']:,} tasks in "
-        f"{medfact['first_s']:.2f} s, first build)"
-        if medfact
-        else "not measured"
-    )
+
+
+def tasks_section(t: dict) -> list[str]:
+    build = [
+        [k, v["items"], v["first_s"], v["best_s"], v["median_s"], v["per_item_us"]]
+        for k, v in t["build"].items()
+    ]
     return [
         "## 3. Task building and scoring cost",
         "",
@@ -547,7 +611,7 @@ def tasks_section(t: dict) -> list[str]:
         "",
         table(["benchmark", "tasks", "first build s", "best build s", "median build s", "us/task"], build),
         "",
-        f"Target: MedFact-Bench's 14,274 tasks in under {TARGET_BUILD_S:.0f} s: {verdict}.",
+        f"Target: MedFact-Bench's 14,274 tasks in under {TARGET_BUILD_S:.0f} s: {build_target(t)}.",
         "",
         (
             "Scoring cost per reply: the benchmark's pure reading and grading (`<package>.scoring.score`: "
@@ -575,10 +639,70 @@ def tasks_section(t: dict) -> list[str]:
                 "p99 us",
                 "Task.score us/reply",
             ],
-            scoring,
+            scoring_rows(t),
         ),
         "",
     ]
+
+
+def view_open_table(rows: list[dict]) -> str:
+    """Per size: the page's size and the times to open it, filter and search it."""
+    return table(
+        [
+            "items",
+            "traces.jsonl MiB",
+            "report.html MiB",
+            "without the view MiB",
+            "first items s",
+            "every item s",
+            "prompts decoded s",
+            "JS heap MiB",
+            "filter ms",
+            "search ms",
+        ],
+        [
+            [
+                r["items"],
+                r["traces_mib"],
+                r["html_mib"],
+                r["html_without_view_mib"],
+                r["first_items_s"],
+                r.get("all_items_s"),
+                r["prompts_decoded_s"],
+                r["js_heap_mib"],
+                r["filter_ms"],
+                r["search_ms"],
+            ]
+            for r in rows
+        ],
+    )
+
+
+def view_cost_table(rows: list[dict]) -> str:
+    """Per size: what collecting the items costs `medhal report`."""
+    return table(
+        [
+            "items",
+            "read + figures s, no view",
+            "with the view",
+            "ratio",
+            "render s, no view",
+            "with the view",
+            "medhal report peak MiB",
+        ],
+        [
+            [
+                r["items"],
+                r["plain_read_s"],
+                r["view_read_s"],
+                f"{r['view_read_s'] / r['plain_read_s']:.2f}x",
+                r["plain_render_s"],
+                r["view_render_s"],
+                r["report_peak_mib"],
+            ]
+            for r in rows
+        ],
+    )
 
 
 def view_section(v: dict) -> list[str]:
@@ -602,35 +726,7 @@ def view_section(v: dict) -> list[str]:
             else "Console messages were seen: see reports/bench/report_view.json."
         ),
         "",
-        table(
-            [
-                "items",
-                "traces.jsonl MiB",
-                "report.html MiB",
-                "without the view MiB",
-                "first items s",
-                "every item s",
-                "prompts decoded s",
-                "JS heap MiB",
-                "filter ms",
-                "search ms",
-            ],
-            [
-                [
-                    r["items"],
-                    r["traces_mib"],
-                    r["html_mib"],
-                    r["html_without_view_mib"],
-                    r["first_items_s"],
-                    r.get("all_items_s"),
-                    r["prompts_decoded_s"],
-                    r["js_heap_mib"],
-                    r["filter_ms"],
-                    r["search_ms"],
-                ]
-                for r in rows
-            ],
-        ),
+        view_open_table(rows),
         "",
         (
             "Cost in `medhal report` (same process, same traces, read twice): reading with the items "
@@ -639,44 +735,13 @@ def view_section(v: dict) -> list[str]:
             "of a `medhal report` process grows with the page's size."
         ),
         "",
-        table(
-            [
-                "items",
-                "read + figures s, no view",
-                "with the view",
-                "ratio",
-                "render s, no view",
-                "with the view",
-                "medhal report peak MiB",
-            ],
-            [
-                [
-                    r["items"],
-                    r["plain_read_s"],
-                    r["view_read_s"],
-                    f"{r['view_read_s'] / r['plain_read_s']:.2f}x",
-                    r["plain_render_s"],
-                    r["view_render_s"],
-                    r["report_peak_mib"],
-                ]
-                for r in rows
-            ],
-        ),
+        view_cost_table(rows),
         "",
     ]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--in", dest="source", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--out", type=Path, default=ROOT / "reports" / "performance.md")
-    parser.add_argument(
-        "--notes",
-        type=Path,
-        default=Path(__file__).resolve().parent / "performance_notes.md",
-        help="hand-written analysis appended after the tables",
-    )
-    ns = parser.parse_args()
+def load_results(source: Path) -> dict[str, dict]:
+    """The JSON each benchmark script wrote, by script name (those found)."""
     results = {
         name: data
         for name in (
@@ -687,11 +752,16 @@ def main() -> None:
             "metrics_speed",
             "report_view",
         )
-        if (data := load(ns.source, name))
+        if (data := load(source, name))
     }
     if not results:
-        raise SystemExit(f"no benchmark JSON in {ns.source}; run the bench/ scripts first")
-    lines = [
+        raise SystemExit(f"no benchmark JSON in {source}; run the bench/ scripts first")
+    return results
+
+
+def header_lines(results: dict[str, dict]) -> list[str]:
+    """The title, how to reproduce the figures, and the machine each was measured on."""
+    return [
         "# Performance",
         "",
         (
@@ -729,6 +799,11 @@ def main() -> None:
         ),
         "",
     ]
+
+
+def section_lines(results: dict[str, dict]) -> list[str]:
+    """Each section whose figures were measured, in order."""
+    lines: list[str] = []
     if "throughput" in results:
         lines += throughput_section(results["throughput"])
     if "report_speed" in results:
@@ -742,6 +817,22 @@ def main() -> None:
         lines += metrics_section(results["metrics_speed"])
     if "report_view" in results:
         lines += view_section(results["report_view"])
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--in", dest="source", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--out", type=Path, default=ROOT / "reports" / "performance.md")
+    parser.add_argument(
+        "--notes",
+        type=Path,
+        default=Path(__file__).resolve().parent / "performance_notes.md",
+        help="hand-written analysis appended after the tables",
+    )
+    ns = parser.parse_args()
+    results = load_results(ns.source)
+    lines = [*header_lines(results), *section_lines(results)]
     if ns.notes.is_file():
         lines += [ns.notes.read_text().rstrip(), ""]
     ns.out.parent.mkdir(parents=True, exist_ok=True)

@@ -29,12 +29,12 @@ import itertools
 import json
 import sys
 import tempfile
-import threading
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BIN, out_dir, run_measured, table, write_json
+from common import BIN, EndpointProcess, add_out_option, out_dir, run_measured, table, write_json
 from data import BENCHES, asset_env, usable
 
 TEMPLATE_ROLLOUTS = 300
@@ -54,10 +54,10 @@ t0 = time.perf_counter()
 from pathlib import Path
 from medhal.reports.registry import report_spec
 from medhal.reports.report import build_report, read_run
-from medhal.reports.report_files import _benchmark_of, render
+from medhal.reports.report_files import benchmark_of, render
 t1 = time.perf_counter()
 path = Path(sys.argv[1])
-spec = report_spec(_benchmark_of(path))
+spec = report_spec(benchmark_of(path))
 t2 = time.perf_counter()
 run = read_run(path, spec)
 t3 = time.perf_counter()
@@ -77,26 +77,14 @@ print(json.dumps({
     "tasksets_imported": sorted(m for m in sys.modules if m.endswith(".taskset")),
 }))
 """
-STARTUP = "import sys, time\nt = time.perf_counter()\nimport {module}\nprint(time.perf_counter() - t)\n"
-"""Seconds one import takes in a fresh interpreter (its share of a command's start-up)."""
 
 
 def template_rows(bench, tmp: Path, env: dict[str, str]) -> list[dict]:
-    """Real `eval` rows of this benchmark (a few errored), from a scripted endpoint."""
-    from tests.scripted_endpoint import Fault, ScriptedEndpoint
-
-    replies = bench.replies()
+    """Real `eval` rows of this benchmark (a few errored), from the scripted endpoint run as
+    a program: the replies in turn, a persistent HTTP 500 for one prompt in FAIL_EVERY."""
+    replies = tmp / f"replies-{bench.env_id}.json"
+    replies.write_text(json.dumps(bench.replies()), encoding="utf-8")
     options = bench.write_dataset(tmp, TEMPLATE_ROLLOUTS)
-    counter = itertools.count()
-    lock = threading.Lock()
-
-    def script(body: dict, number: int):
-        with lock:
-            k = next(counter)
-        text = json.dumps(body.get("messages", []))
-        if hash(text) % FAIL_EVERY == 0:
-            return Fault("500")
-        return replies[k % len(replies)]
 
     out = tmp / f"templates-{bench.env_id}"
     argv = [
@@ -115,7 +103,7 @@ def template_rows(bench, tmp: Path, env: dict[str, str]) -> list[dict]:
     ]
     for key, value in options.items():
         argv += [f"--taskset.{key.replace('_', '-')}", value if isinstance(value, str) else json.dumps(value)]
-    with ScriptedEndpoint(script) as endpoint:
+    with EndpointProcess(None, "--replies", str(replies), "--fail-every", str(FAIL_EVERY)) as endpoint:
         m = run_measured([*argv, "--client.base-url", endpoint.base_url], env=env, timeout=900)
     if m.returncode != 0:
         raise SystemExit(f"eval {bench.env_id} exited {m.returncode}:\n{m.stderr[-3000:]}")
@@ -227,9 +215,9 @@ def import_breakdown(code: str, env: dict[str, str], top: int = 10) -> list[dict
     return [{"package": name, "cumulative_s": seconds} for name, seconds in ranked]
 
 
-def startup(bench, tmp: Path, env: dict[str, str]) -> dict:
-    """Start-up of `medhal report` and `medhal score` on a handful of items, the fixed cost
-    every run pays whatever its size, and where it goes."""
+def small_score(bench, tmp: Path, env: dict[str, str]) -> tuple[Any, Path, str, Path]:
+    """`medhal score` on 20 items as a fresh process: (its measure, the predictions file,
+    the dataset, the run folder)."""
     options = bench.write_dataset(tmp, 20)
     dataset = options["dataset_path"]
     replies = bench.replies()
@@ -253,6 +241,31 @@ def startup(bench, tmp: Path, env: dict[str, str]) -> dict:
     score = run_measured(argv, env=env)
     if score.returncode != 0:
         raise SystemExit(f"medhal score {bench.env_id} exited {score.returncode}:\n{score.stderr[-3000:]}")
+    return score, predictions, dataset, out
+
+
+def import_costs(env_id: str, env: dict[str, str]) -> dict[str, Any]:
+    """Where the start-up of `medhal report` and of `medhal score` goes, package by package."""
+    return {
+        "report_imports": import_breakdown(
+            "import medhal.commands.cli, medhal.reports.report_files, medhal.reports.markdown, "
+            "medhal.reports.html\n"
+            f"from medhal.reports.registry import report_spec; report_spec({env_id!r})",
+            env,
+        ),
+        "score_imports": import_breakdown(
+            "import medhal.commands.cli, medhal.kit.predictions\n"
+            "from medhal.kit.lines import taskset_class; "
+            f"taskset_class({env_id!r})",
+            env,
+        ),
+    }
+
+
+def startup(bench, tmp: Path, env: dict[str, str]) -> dict:
+    """Start-up of `medhal report` and `medhal score` on a handful of items, the fixed cost
+    every run pays whatever its size, and where it goes."""
+    score, predictions, dataset, out = small_score(bench, tmp, env)
     report = run_measured(
         [
             str(BIN / "medhal"),
@@ -291,22 +304,11 @@ def startup(bench, tmp: Path, env: dict[str, str]) -> dict:
         "score_small_s": score.wall_s,
         "score_small_rss_mib": score.max_rss_mib,
         "score_phases": json.loads(phases.stdout.strip().splitlines()[-1]),
-        "report_imports": import_breakdown(
-            "import medhal.commands.cli, medhal.reports.report_files, medhal.reports.markdown, "
-            "medhal.reports.html\n"
-            f"from medhal.reports.registry import report_spec; report_spec({bench.env_id!r})",
-            env,
-        ),
-        "score_imports": import_breakdown(
-            "import medhal.commands.cli, medhal.kit.predictions\n"
-            "from medhal.kit.lines import taskset_class; "
-            f"taskset_class({bench.env_id!r})",
-            env,
-        ),
+        **import_costs(bench.env_id, env),
     }
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -316,27 +318,152 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=3, help="rounds of floor + reports per size (fastest kept)"
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
-    )
+    add_out_option(parser)
     parser.add_argument(
         "--provenance-scaling",
         action="store_true",
         help="only the growth of the report's time with a provenance block per row (4k, 8k, 16k rows)",
     )
-    ns = parser.parse_args()
+    return parser.parse_args()
+
+
+def measure_rounds(trace_file: Path, tmp: Path, env: dict[str, str], repeat: int) -> dict[str, list]:
+    """The floors and both reports back to back, `repeat` rounds, so they see the same
+    machine load (each then keeps its fastest round, the least disturbed one)."""
+    command = [str(BIN / "medhal"), "report", str(trace_file), "--max-error-rate", "1"]
+    rounds: dict[str, list] = {"floor": [], "decoder_floor": [], "report": [], "no_plots": [], "phases": []}
+    for _ in range(repeat):
+        rounds["floor"].append(run_measured([sys.executable, "-c", FLOOR, str(trace_file)]))
+        rounds["decoder_floor"].append(run_measured([sys.executable, "-c", DECODER_FLOOR, str(trace_file)]))
+        rounds["report"].append(run_measured([*command, "-o", str(tmp / "out")], env=env))
+        rounds["no_plots"].append(
+            run_measured([*command, "-o", str(tmp / "out-no-plots"), "--no-plots"], env=env)
+        )
+        rounds["phases"].append(run_measured([sys.executable, "-c", PHASES, str(trace_file)], env=env))
+        for m in (rounds["report"][-1], rounds["no_plots"][-1], rounds["phases"][-1]):
+            if m.returncode != 0:
+                raise SystemExit(f"medhal report exited {m.returncode}:\n{m.stderr[-3000:]}")
+    return rounds
+
+
+def run_figures(info: dict, rounds: dict[str, list]) -> dict:
+    """One size's figures from its fastest rounds."""
+    floor, decoder_floor, rep, bare, phases = (
+        min(rounds[k], key=lambda m: m.wall_s)
+        for k in ("floor", "decoder_floor", "report", "no_plots", "phases")
+    )
+    p = json.loads(phases.stdout.strip().splitlines()[-1])
+    if p["verifiers_imported"] or p["tasksets_imported"]:
+        raise SystemExit(f"the report imported {p['verifiers_imported'][:3]} {p['tasksets_imported'][:3]}")
+    startup_s = p["imports_s"] + p["env_import_s"]
+    return {
+        **info,
+        "floor_s": floor.wall_s,
+        "floor_rss_mib": floor.max_rss_mib,
+        "decoder_floor_s": decoder_floor.wall_s,
+        "ratio_over_decoder_floor": rep.wall_s / decoder_floor.wall_s,
+        "ratio_no_plots_over_decoder_floor": bare.wall_s / decoder_floor.wall_s,
+        "report_s": rep.wall_s,
+        "report_cpu_s": rep.cpu_s,
+        "report_rss_mib": rep.max_rss_mib,
+        "no_plots_s": bare.wall_s,
+        "no_plots_cpu_s": bare.cpu_s,
+        "no_plots_rss_mib": bare.max_rss_mib,
+        "ratio": rep.wall_s / floor.wall_s,
+        "ratio_no_plots": bare.wall_s / floor.wall_s,
+        "startup_s": startup_s,
+        "ratio_without_startup": (bare.wall_s - startup_s) / floor.wall_s,
+        "rounds_s": {k: [round(m.wall_s, 3) for m in v] for k, v in rounds.items()},
+        "read_over_floor": p["read_s"] / floor.wall_s,
+        "phases": p,
+    }
+
+
+def measure_size(bench, templates: list[dict], n: int, tmp: Path, env: dict[str, str], repeat: int) -> dict:
+    """One benchmark at one size: the run written, its rounds measured, the report checked."""
+    trace_file = tmp / f"{bench.env_id}-{n}" / "traces.jsonl"
+    trace_file.parent.mkdir()
+    info = expand(templates, n, trace_file)
+    rounds = measure_rounds(trace_file, tmp, env, repeat)
+    report = json.loads((tmp / "out" / "report.json").read_text())
+    assert report["n"] == n and report["n_errors"] == info["errored_rows"], (
+        report["n"],
+        report["n_errors"],
+        info,
+    )
+    assert report["complete"], "the expanded run should read as complete"
+    run = run_figures(info, rounds)
+    print(
+        f"{bench.env_id} {n:,} rows ({info['mib']:.0f} MiB): floor {run['floor_s']:.1f} s, report "
+        f"{run['report_s']:.1f} s (x{run['ratio']:.2f}), --no-plots {run['no_plots_s']:.1f} s "
+        f"(x{run['ratio_no_plots']:.2f}); msgspec floor {run['decoder_floor_s']:.1f} s "
+        f"(report x{run['ratio_over_decoder_floor']:.2f}), "
+        f"peak RSS {run['report_rss_mib']:.0f} / {run['no_plots_rss_mib']:.0f} MiB",
+        flush=True,
+    )
+    trace_file.unlink()
+    return run
+
+
+SUMMARY_COLUMNS = [
+    "benchmark",
+    "rows",
+    "MiB",
+    "floor s",
+    "msgspec floor s",
+    "report s",
+    "report / floor",
+    "--no-plots s",
+    "--no-plots / floor",
+    "start-up s",
+    "read s",
+    "figures s",
+    "json+md+html s",
+    "plots s",
+    "floor RSS MiB",
+    "report RSS MiB",
+    "--no-plots RSS MiB",
+]
+
+
+def summary_rows(results: dict) -> tuple[list[list], list[list]]:
+    """(a row per benchmark and size, the memory growth per benchmark); the growth is also
+    recorded on each benchmark's results."""
+    rows, growth = [], []
+    for env_id, per in results["benchmarks"].items():
+        for n, r in per["runs"].items():
+            p = r["phases"]
+            rows.append(
+                [
+                    *(env_id, n, r["mib"], r["floor_s"], r["decoder_floor_s"], r["report_s"], r["ratio"]),
+                    *(r["no_plots_s"], r["ratio_no_plots"], r["startup_s"], p["read_s"], p["figures_s"]),
+                    *(p["render_s"], p["plots_import_s"] + p["plots_s"], r["floor_rss_mib"]),
+                    *(r["report_rss_mib"], r["no_plots_rss_mib"]),
+                ]
+            )
+        lo, hi = per["runs"][min(per["runs"])], per["runs"][max(per["runs"])]
+        span = hi["rows"] - lo["rows"]
+        per["rss_kib_per_row"] = (hi["report_rss_mib"] - lo["report_rss_mib"]) * 1024 / span
+        per["rss_kib_per_row_no_plots"] = (hi["no_plots_rss_mib"] - lo["no_plots_rss_mib"]) * 1024 / span
+        growth.append([env_id, per["rss_kib_per_row"], per["rss_kib_per_row_no_plots"]])
+    return rows, growth
+
+
+def provenance_scaling_only(ns: argparse.Namespace) -> None:
+    scaling: dict = {}
+    with tempfile.TemporaryDirectory(prefix="medhal-report-") as tmpdir:
+        env = asset_env()
+        for bench in usable(ns.bench):
+            templates = template_rows(bench, Path(tmpdir), env)
+            scaling[bench.env_id] = provenance_scaling(bench, templates, Path(tmpdir), env, ns.repeat)
+    path = write_json(out_dir(ns.out, ns.quick), "report_provenance_scaling", scaling)
+    print(f"\nwrote {path}")
+
+
+def main() -> None:
+    ns = arguments()
     if ns.provenance_scaling:
-        scaling: dict = {}
-        with tempfile.TemporaryDirectory(prefix="medhal-report-") as tmpdir:
-            env = asset_env()
-            for bench in usable(ns.bench):
-                templates = template_rows(bench, Path(tmpdir), env)
-                scaling[bench.env_id] = provenance_scaling(bench, templates, Path(tmpdir), env, ns.repeat)
-        path = write_json(out_dir(ns.out, ns.quick), "report_provenance_scaling", scaling)
-        print(f"\nwrote {path}")
+        provenance_scaling_only(ns)
         return
     largest = ns.rows or (20_000 if ns.quick else 100_000)
     sizes = sorted({largest // 10, largest // 2, largest})
@@ -349,136 +476,10 @@ def main() -> None:
             per = results["benchmarks"][bench.env_id] = {"template_rows": len(templates), "runs": {}}
             per["startup"] = startup(bench, tmp, env)
             for n in sizes:
-                trace_file = tmp / f"{bench.env_id}-{n}" / "traces.jsonl"
-                trace_file.parent.mkdir()
-                info = expand(templates, n, trace_file)
-                command = [str(BIN / "medhal"), "report", str(trace_file), "--max-error-rate", "1"]
-                # The floor and both reports back to back, `repeat` rounds, so they see the
-                # same machine load; each keeps its fastest round (the least disturbed one).
-                rounds: dict[str, list] = {
-                    "floor": [],
-                    "decoder_floor": [],
-                    "report": [],
-                    "no_plots": [],
-                    "phases": [],
-                }
-                for _ in range(ns.repeat):
-                    rounds["floor"].append(run_measured([sys.executable, "-c", FLOOR, str(trace_file)]))
-                    rounds["decoder_floor"].append(
-                        run_measured([sys.executable, "-c", DECODER_FLOOR, str(trace_file)])
-                    )
-                    rounds["report"].append(run_measured([*command, "-o", str(tmp / "out")], env=env))
-                    rounds["no_plots"].append(
-                        run_measured([*command, "-o", str(tmp / "out-no-plots"), "--no-plots"], env=env)
-                    )
-                    rounds["phases"].append(
-                        run_measured([sys.executable, "-c", PHASES, str(trace_file)], env=env)
-                    )
-                    for m in (rounds["report"][-1], rounds["no_plots"][-1], rounds["phases"][-1]):
-                        if m.returncode != 0:
-                            raise SystemExit(f"medhal report exited {m.returncode}:\n{m.stderr[-3000:]}")
-                floor, decoder_floor, rep, bare, phases = (
-                    min(rounds[k], key=lambda m: m.wall_s)
-                    for k in ("floor", "decoder_floor", "report", "no_plots", "phases")
-                )
-                report = json.loads((tmp / "out" / "report.json").read_text())
-                assert report["n"] == n and report["n_errors"] == info["errored_rows"], (
-                    report["n"],
-                    report["n_errors"],
-                    info,
-                )
-                assert report["complete"], "the expanded run should read as complete"
-                p = json.loads(phases.stdout.strip().splitlines()[-1])
-                if p["verifiers_imported"] or p["tasksets_imported"]:
-                    raise SystemExit(
-                        f"the report imported {p['verifiers_imported'][:3]} {p['tasksets_imported'][:3]}"
-                    )
-                startup_s = p["imports_s"] + p["env_import_s"]
-                per["runs"][n] = run = {
-                    **info,
-                    "floor_s": floor.wall_s,
-                    "floor_rss_mib": floor.max_rss_mib,
-                    "decoder_floor_s": decoder_floor.wall_s,
-                    "ratio_over_decoder_floor": rep.wall_s / decoder_floor.wall_s,
-                    "ratio_no_plots_over_decoder_floor": bare.wall_s / decoder_floor.wall_s,
-                    "report_s": rep.wall_s,
-                    "report_cpu_s": rep.cpu_s,
-                    "report_rss_mib": rep.max_rss_mib,
-                    "no_plots_s": bare.wall_s,
-                    "no_plots_cpu_s": bare.cpu_s,
-                    "no_plots_rss_mib": bare.max_rss_mib,
-                    "ratio": rep.wall_s / floor.wall_s,
-                    "ratio_no_plots": bare.wall_s / floor.wall_s,
-                    "startup_s": startup_s,
-                    "ratio_without_startup": (bare.wall_s - startup_s) / floor.wall_s,
-                    "rounds_s": {k: [round(m.wall_s, 3) for m in v] for k, v in rounds.items()},
-                    "read_over_floor": p["read_s"] / floor.wall_s,
-                    "phases": p,
-                }
-                print(
-                    f"{bench.env_id} {n:,} rows ({info['mib']:.0f} MiB): floor {floor.wall_s:.1f} s, report "
-                    f"{rep.wall_s:.1f} s (x{run['ratio']:.2f}), --no-plots {bare.wall_s:.1f} s "
-                    f"(x{run['ratio_no_plots']:.2f}); msgspec floor {decoder_floor.wall_s:.1f} s "
-                    f"(report x{run['ratio_over_decoder_floor']:.2f}), "
-                    f"peak RSS {rep.max_rss_mib:.0f} / {bare.max_rss_mib:.0f} MiB",
-                    flush=True,
-                )
-                trace_file.unlink()
-    rows, growth = [], []
-    for env_id, per in results["benchmarks"].items():
-        for n, r in per["runs"].items():
-            p = r["phases"]
-            rows.append(
-                [
-                    env_id,
-                    n,
-                    r["mib"],
-                    r["floor_s"],
-                    r["decoder_floor_s"],
-                    r["report_s"],
-                    r["ratio"],
-                    r["no_plots_s"],
-                    r["ratio_no_plots"],
-                    r["startup_s"],
-                    p["read_s"],
-                    p["figures_s"],
-                    p["render_s"],
-                    p["plots_import_s"] + p["plots_s"],
-                    r["floor_rss_mib"],
-                    r["report_rss_mib"],
-                    r["no_plots_rss_mib"],
-                ]
-            )
-        lo, hi = per["runs"][min(per["runs"])], per["runs"][max(per["runs"])]
-        span = hi["rows"] - lo["rows"]
-        per["rss_kib_per_row"] = (hi["report_rss_mib"] - lo["report_rss_mib"]) * 1024 / span
-        per["rss_kib_per_row_no_plots"] = (hi["no_plots_rss_mib"] - lo["no_plots_rss_mib"]) * 1024 / span
-        growth.append([env_id, per["rss_kib_per_row"], per["rss_kib_per_row_no_plots"]])
+                per["runs"][n] = measure_size(bench, templates, n, tmp, env, ns.repeat)
+    rows, growth = summary_rows(results)
     print()
-    print(
-        table(
-            [
-                "benchmark",
-                "rows",
-                "MiB",
-                "floor s",
-                "msgspec floor s",
-                "report s",
-                "report / floor",
-                "--no-plots s",
-                "--no-plots / floor",
-                "start-up s",
-                "read s",
-                "figures s",
-                "json+md+html s",
-                "plots s",
-                "floor RSS MiB",
-                "report RSS MiB",
-                "--no-plots RSS MiB",
-            ],
-            rows,
-        )
-    )
+    print(table(SUMMARY_COLUMNS, rows))
     print()
     print(table(["benchmark", "peak RSS growth KiB/row", "--no-plots KiB/row"], growth))
     path = write_json(out_dir(ns.out, ns.quick), "report_speed" + ("-quick" if ns.quick else ""), results)

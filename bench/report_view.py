@@ -63,15 +63,13 @@ print(out)
 
 
 def template_traces(work: Path) -> list[dict[str, Any]]:
-    """The 112 real Med-HALT sample traces (`medhal score` with the real answers)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from reference_reports import score_deepseek_samples
-
-    shared = shared_data()
-    if shared is None:
+    """The 112 real Med-HALT sample traces (`medhal score` with the real answers, through
+    `scripts/reference_reports.py --samples-into`, run as a program)."""
+    if shared_data() is None:
         raise SystemExit("needs MEDHAL_SHARED_DATA (and MEDHAL_ASSETS_DIR for the prompt files)")
     run = work / "template"
-    score_deepseek_samples(shared / "medhalt" / "samples", run, "--no-plots", quiet=True)
+    script = ROOT / "scripts" / "reference_reports.py"
+    subprocess.run([sys.executable, str(script), "--samples-into", str(run)], check=True, capture_output=True)
     return [json.loads(line) for line in (run / "traces.jsonl").read_text().splitlines()]
 
 
@@ -239,74 +237,71 @@ def open_page(page: Path, profile: Path) -> dict[str, Any]:
         browser.close()
 
 
+def measure_size(templates: list[dict[str, Any]], n: int, work: Path) -> dict[str, Any]:
+    """One size: the run written, the report's phases timed, `medhal report` measured, and
+    the page opened in the browser."""
+    run = work / f"run-{n}"
+    write_run(templates, n, run / "traces.jsonl")
+    traces_bytes = (run / "traces.jsonl").stat().st_size
+    phases = run_measured([sys.executable, "-c", PHASES, str(run / "traces.jsonl")], timeout=1800)
+    if phases.returncode != 0:
+        raise SystemExit(phases.stderr[-3000:])
+    timing = eval(phases.stdout.strip().splitlines()[-1], {})  # a dict the script printed
+    report = run_measured([str(BIN / "medhal"), "report", str(run), "--no-plots", "--allow-incomplete"])
+    if report.returncode != 0:
+        raise SystemExit(report.stderr[-3000:])
+    page = run / "report.html"
+    opened = open_page(page, work / f"profile-{n}")
+    row = {
+        "items": n,
+        "traces_mib": traces_bytes / 2**20,
+        "html_mib": page.stat().st_size / 2**20,
+        "html_without_view_mib": timing["plain_html_bytes"] / 2**20,
+        "report_wall_s": report.wall_s,
+        "report_peak_mib": report.max_rss_mib,
+        **timing,
+        **opened,
+    }
+    print(
+        f"{n} items: {row['html_mib']:.1f} MiB page, first items after {row['first_items_s']:.2f} s, "
+        f"every item after {row['all_items_s']:.2f} s, "
+        f"prompts after {row['prompts_decoded_s']:.2f} s, console {len(row['console'])}",
+        flush=True,
+    )
+    return row
+
+
+SUMMARY = [
+    "items",
+    "traces MiB",
+    "report.html MiB",
+    "first items s",
+    "all decoded s",
+    "JS heap MiB",
+    "filter ms",
+]
+SUMMARY_KEYS = [
+    "items",
+    "traces_mib",
+    "html_mib",
+    "first_items_s",
+    "prompts_decoded_s",
+    "js_heap_mib",
+    "filter_ms",
+]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path)
     parser.add_argument("--quick", action="store_true", help="2,000 items only")
     ns = parser.parse_args()
     sizes = SIZES[:1] if ns.quick else SIZES
-    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         templates = template_traces(work)
-        for n in sizes:
-            run = work / f"run-{n}"
-            write_run(templates, n, run / "traces.jsonl")
-            traces_bytes = (run / "traces.jsonl").stat().st_size
-            phases = run_measured([sys.executable, "-c", PHASES, str(run / "traces.jsonl")], timeout=1800)
-            if phases.returncode != 0:
-                raise SystemExit(phases.stderr[-3000:])
-            timing = eval(phases.stdout.strip().splitlines()[-1], {})  # a dict the script printed
-            report = run_measured(
-                [str(BIN / "medhal"), "report", str(run), "--no-plots", "--allow-incomplete"]
-            )
-            if report.returncode != 0:
-                raise SystemExit(report.stderr[-3000:])
-            page = run / "report.html"
-            opened = open_page(page, work / f"profile-{n}")
-            row = {
-                "items": n,
-                "traces_mib": traces_bytes / 2**20,
-                "html_mib": page.stat().st_size / 2**20,
-                "html_without_view_mib": timing["plain_html_bytes"] / 2**20,
-                "report_wall_s": report.wall_s,
-                "report_peak_mib": report.max_rss_mib,
-                **timing,
-                **opened,
-            }
-            rows.append(row)
-            print(
-                f"{n} items: {row['html_mib']:.1f} MiB page, first items after {row['first_items_s']:.2f} s, "
-                f"every item after {row['all_items_s']:.2f} s, "
-                f"prompts after {row['prompts_decoded_s']:.2f} s, console {len(row['console'])}",
-                flush=True,
-            )
-    header = [
-        "items",
-        "traces MiB",
-        "report.html MiB",
-        "first items s",
-        "all decoded s",
-        "JS heap MiB",
-        "filter ms",
-    ]
-    print(
-        table(
-            header,
-            [
-                [
-                    r["items"],
-                    r["traces_mib"],
-                    r["html_mib"],
-                    r["first_items_s"],
-                    r["prompts_decoded_s"],
-                    r["js_heap_mib"],
-                    r["filter_ms"],
-                ]
-                for r in rows
-            ],
-        )
-    )
+        rows = [measure_size(templates, n, work) for n in sizes]
+    print(table(SUMMARY, [[r[key] for key in SUMMARY_KEYS] for r in rows]))
     path = write_json(out_dir(ns.out, ns.quick), "report_view", {"sizes": rows})
     print(f"wrote {path}")
 

@@ -74,8 +74,6 @@ CONSTANT, ABSTAIN, HEDGE, ALL_OPTIONS, EMPTY, ECHO, NEGATED = (
 )
 NOT_AN_ANSWER = (HEDGE, ALL_OPTIONS, EMPTY, ECHO)
 """Kinds a careful human does not read as an answer: never read as one, never above chance."""
-READER_KINDS = (*NOT_AN_ANSWER, ABSTAIN, NEGATED)
-"""Kinds whose advantage, if any, comes from how replies are read, not from the data."""
 
 
 @dataclass(frozen=True)
@@ -246,32 +244,10 @@ class MedHalt:
             return f"{self.answer(data, first)}\nor\n{self.answer(data, second)}"
         return self.answer(data, f"{first} or {second}")
 
-    def policies(self, setting: Setting) -> list[Policy]:
-        test_set = setting.options["subset"]
-        family = self.sets[test_set].family
-        key = "answer" if test_set == self.fct else self.sets[test_set].answer_keys[0]
-        policies: list[Policy] = []
-        if family == "reasoning":
-            policies += [
-                Policy("always the first option", CONSTANT, lambda d: self.answer(d, self.options(d)[0])),
-                Policy("always the last option", CONSTANT, lambda d: self.answer(d, self.options(d)[-1])),
-                Policy("always `None of the above`", CONSTANT, lambda d: self.answer(d, "None of the above")),
-            ]
-            if test_set == self.fct:
-                policies.append(
-                    Policy(
-                        "always accept the proposed answer",
-                        CONSTANT,
-                        lambda d: self.answer(d, d.proposed_answer, verdict="yes"),
-                    )
-                )
-            policies.append(
-                Policy(
-                    "always `I do not know`", ABSTAIN, lambda d: self.answer(d, "I do not know", verdict="no")
-                )
-            )
-        else:
-            policies += [
+    def answer_policies(self, test_set: str) -> list[Policy]:
+        """Constant answers and the abstention, in the set's own format."""
+        if self.sets[test_set].family != "reasoning":
+            return [
                 Policy(
                     "always 'paper exists' with one fixed answer",
                     CONSTANT,
@@ -279,6 +255,29 @@ class MedHalt:
                 ),
                 Policy("always `Unknown`", ABSTAIN, lambda d: self.answer(d, "Unknown", exists=False)),
             ]
+        policies = [
+            Policy("always the first option", CONSTANT, lambda d: self.answer(d, self.options(d)[0])),
+            Policy("always the last option", CONSTANT, lambda d: self.answer(d, self.options(d)[-1])),
+            Policy("always `None of the above`", CONSTANT, lambda d: self.answer(d, "None of the above")),
+        ]
+        if test_set == self.fct:
+            policies.append(
+                Policy(
+                    "always accept the proposed answer",
+                    CONSTANT,
+                    lambda d: self.answer(d, d.proposed_answer, verdict="yes"),
+                )
+            )
+        policies.append(
+            Policy("always `I do not know`", ABSTAIN, lambda d: self.answer(d, "I do not know", verdict="no"))
+        )
+        return policies
+
+    def policies(self, setting: Setting) -> list[Policy]:
+        test_set = setting.options["subset"]
+        family = self.sets[test_set].family
+        key = "answer" if test_set == self.fct else self.sets[test_set].answer_keys[0]
+        policies = self.answer_policies(test_set)
         policies += [
             Policy(
                 f"hedge in one value `{{'{key}': '<right> or <other>'}}`",
@@ -431,7 +430,73 @@ class MedFact:
         return ", ".join(f"{k} {v / len(setting.tasks):.1%}" for k, v in sorted(labels.items()))
 
 
+# ------------------------------------------------------------------------------ any other
+
+
+class FromContract:
+    """The audit of an environment without an adapter of its own, from what every environment
+    provides (`medhal.kit.contract`): each item's gold and wrong reply (`scoring.gold_reply`,
+    `wrong_reply`), read by its own readers. Chance is the mean of those two (a fair guess
+    between two answers; for a benchmark of more answers it is above the uniform guess, so the
+    audit is stricter, not looser); constants are the first item's gold and wrong replies."""
+
+    abstain_is_answer = False
+
+    def __init__(self, env_id: str) -> None:
+        from importlib import import_module
+
+        from medhal.reports.registry import package
+
+        self.scoring = import_module(f"{package(env_id)}.scoring")
+
+    def policies(self, setting: Setting) -> list[Policy]:
+        first = setting.tasks[0].data
+        gold, wrong = self.scoring.gold_reply, self.scoring.wrong_reply
+        return [
+            Policy("always the first item's gold reply", CONSTANT, lambda d: gold(first)),
+            Policy("always the first item's wrong reply", CONSTANT, lambda d: wrong(first)),
+            Policy("always `I do not know.`", ABSTAIN, lambda d: "I do not know."),
+            Policy(
+                "hedge `<gold> or <wrong>`",
+                HEDGE,
+                lambda d: f"{gold(d)} or {wrong(d)}" if right_first(d) else f"{wrong(d)} or {gold(d)}",
+            ),
+            Policy("gold and wrong, one per line", ALL_OPTIONS, lambda d: f"{gold(d)}\n{wrong(d)}"),
+            Policy("empty reply", EMPTY, lambda d: ""),
+            Policy("the prompt echoed", ECHO, echo),
+            Policy(
+                "gold stated then negated `<gold>\\nNo, that is wrong: ...`",
+                NEGATED,
+                lambda d: gold(d) + negation(self.gold_reading(d)),
+            ),
+        ]
+
+    def gold_reading(self, data: Any) -> str:
+        """What the gold reply reads as under the default convention (its answer)."""
+        return str(self.scoring.score(data, self.scoring.gold_reply(data)).info["readings"][DEFAULT])
+
+    def chance_replies(self, data: Any, setting: Setting) -> list[str]:
+        return [self.scoring.gold_reply(data), self.scoring.wrong_reply(data)]
+
+    def oracle(self, data: Any) -> str:
+        return str(self.scoring.gold_reply(data))
+
+    def definite(self, data: Any, reading: Any, setting: Setting) -> bool:
+        return reading is not None
+
+    def gold_profile(self, setting: Setting) -> str:
+        readings = Counter(self.gold_reading(t.data) for t in setting.tasks)
+        return ", ".join(f"{k} {v / len(setting.tasks):.1%}" for k, v in sorted(readings.items()))
+
+
 ENVIRONMENTS: dict[str, Any] = {"medhallu": MedHallu, "med-halt": MedHalt, "medfact-bench": MedFact}
+"""The environments with an audit of their own (their answer formats' degenerate replies);
+any other installed environment is audited `FromContract`."""
+
+
+def adapter_of(env_id: str) -> Any:
+    adapter = ENVIRONMENTS.get(env_id)
+    return adapter() if adapter is not None else FromContract(env_id)
 
 
 # ------------------------------------------------------------------------------ settings
@@ -463,6 +528,23 @@ def demo_settings() -> list[Setting]:
         for name in SETS
     ]
     settings.append(Setting("medfact-bench", "MedFact-Bench", dict(MEDFACT_DEMO), demo))
+    return settings + other_settings(demo)
+
+
+def other_settings(data: str) -> list[Setting]:
+    """Every other installed environment on its demo rows (with its demo prompts where it has
+    them): the test environments too, when staged."""
+    from medhal.kit.lines import taskset_config_type
+    from medhal.reports.registry import benchmark_module, installed
+
+    settings = []
+    for env_id in installed():
+        if env_id in ENVIRONMENTS:
+            continue
+        options = dict(benchmark_module(env_id).DEMO_OPTIONS)
+        if "prompts" in taskset_config_type(env_id).model_fields:
+            options["prompts"] = "demo"
+        settings.append(Setting(env_id, env_id, options, data))
     return settings
 
 
@@ -529,7 +611,7 @@ def real_settings(shared: Path, tmp: Path, medfact_path: Path | None = None) -> 
         )
     )
     settings.append(Setting("medfact-bench", "MedFact-Bench", {"dataset_path": str(medfact[0])}, medfact[1]))
-    return settings
+    return settings + other_settings("its demo rows (no real data known here)")
 
 
 # ------------------------------------------------------------------------------ scoring
@@ -631,7 +713,7 @@ def verdict(
 
 
 async def audit_setting(setting: Setting) -> dict[str, Any]:
-    adapter = ENVIRONMENTS[setting.env_id]()
+    adapter = adapter_of(setting.env_id)
     chance = await score_replies(setting, lambda d: adapter.chance_replies(d, setting), adapter)
     oracle = await score_replies(setting, lambda d: [adapter.oracle(d)], adapter)
     profile = adapter.gold_profile(setting)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import out_dir, table, write_json
+from common import add_out_option, out_dir, table, write_json
 from data import BENCHES, asset_env, usable
 
 
@@ -84,50 +84,45 @@ def scoring_cost(bench, tasks: list, replies: list[str], count: int) -> dict:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+def measure_bench(bench, tmp: Path, quick: bool, repeats: int) -> tuple[dict, dict]:
+    """(build figures, scoring figures) of one benchmark: its tasks built `repeats` times
+    from a file of the complete benchmark's size (a tenth with `quick`), then scored."""
+    size = max(bench.full_size // 10, 1) if quick else bench.full_size
+    options = bench.write_dataset(tmp, size)
+    times, n = [], 0
+    for _ in range(repeats):
+        seconds, n = build(bench.env_id, options)
+        times.append(seconds)
+    built = {
+        "items": n,
+        "first_s": times[0],
+        "best_s": min(times),
+        "median_s": statistics.median(times),
+        "per_item_us": min(times) / n * 1e6,
+    }
+    print(f"{bench.env_id}: built {n:,} tasks in {times[0]:.2f} s (best {min(times):.2f} s)", flush=True)
+    tasks = load_tasks(bench.env_id, options)
+    r = scoring_cost(bench, tasks, bench.replies(), 2000 if quick else 20000)
+    print(
+        f"{bench.env_id}: parse+grade {r['parse_score_us']:.1f} us/reply, Task.score "
+        f"{r['task_score_us']:.1f} us/reply",
+        flush=True,
     )
-    parser.add_argument("--quick", action="store_true", help="a tenth of the items (smoke test)")
-    parser.add_argument("--bench", action="append", choices=sorted(BENCHES), help="only these benchmarks")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
-    )
-    ns = parser.parse_args()
-    results: dict = {"build": {}, "scoring": {}}
-    with tempfile.TemporaryDirectory(prefix="medhal-tasks-") as tmpdir:
-        tmp = Path(tmpdir)
-        asset_env()
-        for bench in usable(ns.bench):
-            size = bench.full_size // 10 if ns.quick else bench.full_size
-            options = bench.write_dataset(tmp, size)
-            times, n = [], 0
-            for _ in range(ns.repeats):
-                seconds, n = build(bench.env_id, options)
-                times.append(seconds)
-            results["build"][bench.env_id] = {
-                "items": n,
-                "first_s": times[0],
-                "best_s": min(times),
-                "median_s": statistics.median(times),
-                "per_item_us": min(times) / n * 1e6,
-            }
-            print(
-                f"{bench.env_id}: built {n:,} tasks in {times[0]:.2f} s (best {min(times):.2f} s)", flush=True
-            )
-            tasks = load_tasks(bench.env_id, options)
-            results["scoring"][bench.env_id] = r = scoring_cost(
-                bench, tasks, bench.replies(), 2000 if ns.quick else 20000
-            )
-            print(
-                f"{bench.env_id}: parse+grade {r['parse_score_us']:.1f} us/reply, Task.score "
-                f"{r['task_score_us']:.1f} us/reply",
-                flush=True,
-            )
+    return built, r
+
+
+SCORING_COLUMNS = [
+    "benchmark",
+    "replies (distinct)",
+    "mean reply chars",
+    "parse+grade us/reply",
+    "p99 us",
+    "Task.score us/reply",
+]
+SCORING_KEYS = ["replies", "mean_reply_chars", "parse_score_us", "parse_score_p99_us", "task_score_us"]
+
+
+def print_tables(results: dict) -> None:
     print()
     print(
         table(
@@ -141,27 +136,27 @@ def main() -> None:
     print()
     print(
         table(
-            [
-                "benchmark",
-                "replies (distinct)",
-                "mean reply chars",
-                "parse+grade us/reply",
-                "p99 us",
-                "Task.score us/reply",
-            ],
-            [
-                [
-                    k,
-                    v["replies"],
-                    v["mean_reply_chars"],
-                    v["parse_score_us"],
-                    v["parse_score_p99_us"],
-                    v["task_score_us"],
-                ]
-                for k, v in results["scoring"].items()
-            ],
+            SCORING_COLUMNS, [[k, *(v[key] for key in SCORING_KEYS)] for k, v in results["scoring"].items()]
         )
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="a tenth of the items (smoke test)")
+    parser.add_argument("--bench", action="append", choices=sorted(BENCHES), help="only these benchmarks")
+    parser.add_argument("--repeats", type=int, default=3)
+    add_out_option(parser)
+    ns = parser.parse_args()
+    results: dict = {"build": {}, "scoring": {}}
+    with tempfile.TemporaryDirectory(prefix="medhal-tasks-") as tmpdir:
+        asset_env()
+        for bench in usable(ns.bench):
+            built, scored = measure_bench(bench, Path(tmpdir), ns.quick, ns.repeats)
+            results["build"][bench.env_id], results["scoring"][bench.env_id] = built, scored
+    print_tables(results)
     path = write_json(
         out_dir(ns.out, ns.quick), "tasks_and_scoring" + ("-quick" if ns.quick else ""), results
     )

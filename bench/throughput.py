@@ -30,8 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BIN, EndpointProcess, cpu_between, out_dir, run_measured, table, write_json
-from data import MEDFACT, medfact_rows
+from common import BIN, EndpointProcess, add_out_option, cpu_between, out_dir, run_measured, table, write_json
+from data import BENCHES, medfact_rows
+
+MEDFACT = BENCHES["medfact-bench"]
 
 CONCURRENCY = (1, 16, 64)
 # Rollouts per (harness, concurrency): enough for a steady state, little enough that the
@@ -155,66 +157,37 @@ async def bare_rate(client: str, base_url: str, body: dict, n: int, c: int) -> d
     return {"n": n, "wall_s": wall, "client_cpu_s": cpu, "rate": n / wall}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--quick", action="store_true", help="small counts (smoke test; figures are noisier)")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
-    )
-    parser.add_argument(
-        "--skip-null", action="store_true", help="only the in-process harness and the bare client"
-    )
-    parser.add_argument("--aiohttp-harness", action="store_true", help=f"also measure: {EXPERIMENT}")
-    ns = parser.parse_args()
-    counts = dict(QUICK if ns.quick else COUNTS)
-    if ns.aiohttp_harness:
-        counts[EXPERIMENT] = counts["in-process"]
-    bare_n = {c: n // 5 for c, n in BARE_REQUESTS.items()} if ns.quick else BARE_REQUESTS
-    harnesses = ["in-process"] if ns.skip_null else ["in-process", "null"]
-    if ns.aiohttp_harness:
-        harnesses.insert(1, EXPERIMENT)
-    replies = MEDFACT.replies()
-    reply = replies[0]
+def measure_bare(endpoint: EndpointProcess, body: dict, bare_n: dict, results: dict) -> None:
+    """The endpoint's own request rate with a bare client, per concurrency and client."""
+    for c in CONCURRENCY:
+        results["bare"][c] = {}
+        for client in ("aiohttp", "httpx"):
+            cpu = endpoint.cpu_s()
+            r = asyncio.run(bare_rate(client, endpoint.base_url, body, bare_n[c], c))
+            r["endpoint_cpu_s"] = endpoint.cpu_s() - cpu
+            results["bare"][c][client] = r
+            print(f"bare {client} c={c}: {r['rate']:.0f} req/s", flush=True)
 
-    results: dict = {"counts": counts, "reply_chars": len(reply), "harness": {}, "bare": {}}
-    with (
-        tempfile.TemporaryDirectory(prefix="medhal-throughput-") as tmpdir,
-        EndpointProcess(reply) as endpoint,
-    ):
-        tmp = Path(tmpdir)
-        rows = medfact_rows(max(max(v.values()) for v in counts.values()))
-        dataset = MEDFACT.write_dataset(tmp, len(rows))["dataset_path"]
-        body = {
-            "model": "scripted",
-            "messages": [
-                {"role": "system", "content": rows[0]["system_prompt"]},
-                {"role": "user", "content": rows[0]["user_prompt"]},
-            ],
-        }
+
+def measure_harnesses(
+    endpoint: EndpointProcess, harnesses: list[str], counts: dict, dataset: str, tmp: Path, results: dict
+) -> None:
+    """`eval` through each harness, per concurrency."""
+    for harness in harnesses:
+        results["harness"][harness] = {}
         for c in CONCURRENCY:
-            results["bare"][c] = {}
-            for client in ("aiohttp", "httpx"):
-                cpu = endpoint.cpu_s()
-                r = asyncio.run(bare_rate(client, endpoint.base_url, body, bare_n[c], c))
-                r["endpoint_cpu_s"] = endpoint.cpu_s() - cpu
-                results["bare"][c][client] = r
-                print(f"bare {client} c={c}: {r['rate']:.0f} req/s", flush=True)
-        for harness in harnesses:
-            results["harness"][harness] = {}
-            for c in CONCURRENCY:
-                r = run_eval(harness, endpoint, counts[harness][c], c, dataset, tmp)
-                results["harness"][harness][c] = r
-                print(
-                    f"{harness} c={c}: {r['rate']:.1f} rollouts/s, {r['cpu_per_rollout_s'] * 1000:.1f} "
-                    "CPU-ms/rollout",
-                    flush=True,
-                )
+            r = run_eval(harness, endpoint, counts[harness][c], c, dataset, tmp)
+            results["harness"][harness][c] = r
+            print(
+                f"{harness} c={c}: {r['rate']:.1f} rollouts/s, {r['cpu_per_rollout_s'] * 1000:.1f} "
+                "CPU-ms/rollout",
+                flush=True,
+            )
 
+
+def ratio_rows(results: dict) -> list[list]:
+    """Per concurrency: the in-process harness against null and the bare clients (the ratios
+    are also recorded in `results["ratios"]`)."""
     rows_out = []
     for c in CONCURRENCY:
         inproc = results["harness"]["in-process"][c]
@@ -240,39 +213,80 @@ def main() -> None:
                 ratios["bare_over_in_process_rate"],
             ]
         )
-    header = [
-        "concurrency",
-        "in-process rollouts/s",
-        "in-process CPU ms/rollout",
-        "null rollouts/s",
-        "null CPU ms/rollout",
-        "in-process / null (rate)",
-        "bare aiohttp req/s",
-        "bare httpx req/s",
-        "bare best / in-process",
-    ]
+    return rows_out
+
+
+RATIO_COLUMNS = [
+    "concurrency",
+    "in-process rollouts/s",
+    "in-process CPU ms/rollout",
+    "null rollouts/s",
+    "null CPU ms/rollout",
+    "in-process / null (rate)",
+    "bare aiohttp req/s",
+    "bare httpx req/s",
+    "bare best / in-process",
+]
+RUN_COLUMNS = [
+    "harness",
+    "concurrency",
+    "rollouts",
+    "eval wall s",
+    "start-up s",
+    "rollout phase s",
+    "endpoint CPU ms/request",
+]
+
+
+def print_tables(results: dict) -> None:
+    rows_out = ratio_rows(results)
     print()
-    print(table(header, rows_out))
+    print(table(RATIO_COLUMNS, rows_out))
     runs = [
         [h, c, r["n"], r["wall_s"], r["startup_s"], r["window_s"], r["endpoint_cpu_per_rollout_s"] * 1000]
         for h, per_c in results["harness"].items()
         for c, r in per_c.items()
     ]
     print()
-    print(
-        table(
-            [
-                "harness",
-                "concurrency",
-                "rollouts",
-                "eval wall s",
-                "start-up s",
-                "rollout phase s",
-                "endpoint CPU ms/request",
-            ],
-            runs,
-        )
+    print(table(RUN_COLUMNS, runs))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--quick", action="store_true", help="small counts (smoke test; figures are noisier)")
+    add_out_option(parser)
+    parser.add_argument(
+        "--skip-null", action="store_true", help="only the in-process harness and the bare client"
+    )
+    parser.add_argument("--aiohttp-harness", action="store_true", help=f"also measure: {EXPERIMENT}")
+    ns = parser.parse_args()
+    counts = dict(QUICK if ns.quick else COUNTS)
+    if ns.aiohttp_harness:
+        counts[EXPERIMENT] = counts["in-process"]
+    bare_n = {c: n // 5 for c, n in BARE_REQUESTS.items()} if ns.quick else BARE_REQUESTS
+    harnesses = ["in-process"] if ns.skip_null else ["in-process", "null"]
+    if ns.aiohttp_harness:
+        harnesses.insert(1, EXPERIMENT)
+    reply = MEDFACT.replies()[0]
+    results: dict = {"counts": counts, "reply_chars": len(reply), "harness": {}, "bare": {}}
+    with (
+        tempfile.TemporaryDirectory(prefix="medhal-throughput-") as tmpdir,
+        EndpointProcess(reply) as endpoint,
+    ):
+        rows = medfact_rows(max(max(v.values()) for v in counts.values()))
+        dataset = MEDFACT.write_dataset(Path(tmpdir), len(rows))["dataset_path"]
+        body = {
+            "model": "scripted",
+            "messages": [
+                {"role": "system", "content": rows[0]["system_prompt"]},
+                {"role": "user", "content": rows[0]["user_prompt"]},
+            ],
+        }
+        measure_bare(endpoint, body, bare_n, results)
+        measure_harnesses(endpoint, harnesses, counts, dataset, Path(tmpdir), results)
+    print_tables(results)
     path = write_json(
         out_dir(ns.out, ns.quick), "throughput" if not ns.quick else "throughput-quick", results
     )

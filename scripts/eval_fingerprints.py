@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from medhal.kit.assets import sha256_file
+from medhal.kit.contract import environments
 from medhal.kit.datasets import LOCAL_FORMATS, load_rows
 from medhal.kit.roles import fingerprint_document, item_fingerprint
 
-ENVIRONMENTS = {"medhallu": "medhallu", "med-halt": "med_halt", "medfact-bench": "medfact_bench"}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def set_file(data_dir: Path, stem: str) -> Path | None:
@@ -71,7 +72,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="compare with the shipped files; write nothing")
     ns = parser.parse_args()
     stale = []
-    for module in ENVIRONMENTS.values():
+    for module in (env.package for env in environments(ROOT)):
         benchmark = importlib.import_module(f"{module}.benchmark")
         text = render(fingerprints(module, ns.data_dir))
         target: Path = benchmark.EVAL_FINGERPRINTS

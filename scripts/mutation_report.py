@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tomllib
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,76 +125,60 @@ def code(text: str) -> str:
     return "`" + text.replace("|", "\\|").replace("`", "'") + "`"
 
 
-def render(
-    mutants: list[Mutant], lines: dict[str, str], categories: dict[str, str], verdicts
-) -> tuple[str, int]:
-    by_module: dict[str, Counter[str]] = defaultdict(Counter)
-    explained: dict[str, list[Mutant]] = defaultdict(list)
-    unexplained: list[Mutant] = []
-    stale: list[Mutant] = []
+COLUMNS = ["killed", "timeout", "survived, explained", "survived", "no tests, explained", "no tests"]
+"""The statuses counted per module, in the table's order."""
+HEADER = [
+    "# Test quality: mutation testing of the scoring code",
+    "",
+    "Produced by `make mutants` (mutmut, pinned in the dev group; run outside `make test`, it takes",
+    "about an hour on 2 cores) and `scripts/mutation_report.py`, at commit `{commit}`. mutmut changes one",
+    "operator, constant, string or argument at a time in each environment's reading, scoring and",
+    "report modules and in `medhal/reports/metrics.py`, `medhal/kit/replies.py` and",
+    "`medhal/reports/report.py`, then",
+    "runs the tests that call the changed function. A mutant is *killed* when a test fails,",
+    "*timeout* when the tests hang (also a catch). A survivor is either a hole the tests must",
+    "close or a change no test should catch; every one of the latter is listed below with its",
+    "reason (kept in `tests/mutation_verdicts.toml`, checked against the mutated line).",
+    "",
+    "Score = (killed + timeout) / (total - explained). Tests left out of the mutation runs, and",
+    "why: `[tool.mutmut]` in `pyproject.toml`.",
+    "",
+]
+
+
+@dataclass
+class Sorted:
+    """Mutants by what the report says of them."""
+
+    by_module: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    explained: dict[str, list[Mutant]] = field(default_factory=lambda: defaultdict(list))
+    unexplained: list[Mutant] = field(default_factory=list)
+    stale: list[Mutant] = field(default_factory=list)
+
+
+def sort_mutants(mutants: list[Mutant], lines: dict[str, str], verdicts) -> Sorted:
+    """Count each module's statuses; a survivor with a verdict for its mutated line is
+    explained, one whose verdict was written for another line is stale."""
+    found = Sorted()
     for m in mutants:
         status = m.status
         if status in ("survived", "no tests"):
             verdict = verdicts.get(m.name)
             if verdict is None:
-                unexplained.append(m)
+                found.unexplained.append(m)
             elif verdict["line"] != lines[m.name]:
-                stale.append(m)
+                found.stale.append(m)
             else:
-                explained[verdict["why"]].append(m)
+                found.explained[verdict["why"]].append(m)
                 status += ", explained"
-        by_module[m.module][status] += 1
+        found.by_module[m.module][status] += 1
+    return found
 
-    columns = ["killed", "timeout", "survived, explained", "survived", "no tests, explained", "no tests"]
-    rows = []
-    total = Counter[str]()
-    for module, counts in sorted(by_module.items()):
-        total.update(counts)
-        rows.append(_row(module, counts, columns))
-    rows.append(_row("**all**", total, columns))
-    not_done = total["not checked"] + total["suspicious"]
 
-    out = [
-        "# Test quality: mutation testing of the scoring code",
-        "",
-        "Produced by `make mutants` (mutmut, pinned in the dev group; run outside `make test`, it takes",
-        "about an hour on 2 cores) and `scripts/mutation_report.py`, at commit "
-        f"`{git_commit()}`. mutmut changes one",
-        "operator, constant, string or argument at a time in each environment's reading, scoring and",
-        "report modules and in `medhal/reports/metrics.py`, `medhal/kit/replies.py` and",
-        "`medhal/reports/report.py`, then",
-        "runs the tests that call the changed function. A mutant is *killed* when a test fails,",
-        "*timeout* when the tests hang (also a catch). A survivor is either a hole the tests must",
-        "close or a change no test should catch; every one of the latter is listed below with its",
-        "reason (kept in `tests/mutation_verdicts.toml`, checked against the mutated line).",
-        "",
-        "Score = (killed + timeout) / (total - explained). Tests left out of the mutation runs, and",
-        "why: `[tool.mutmut]` in `pyproject.toml`.",
-        "",
-        *table(rows, ["module", *columns, "not run", "total", "score"]),
-        "",
-    ]
-    n_all = sum(total.values())
-    caught = total["killed"] + total["timeout"]
-    out += [
-        f"Of all {n_all} mutants, {caught} are caught ({caught / n_all:.1%}, counting explained survivors "
-        "as alive).",
-        "",
-    ]
-    if not_done:
-        out += [f"**{not_done} mutants were not run to the end** (run interrupted or suspicious).", ""]
-    if unexplained or stale:
-        out += ["## Survivors without a reason", ""]
-        out += table(
-            [
-                [m.name, code(lines[m.name]), "stale verdict" if m in stale else ""]
-                for m in unexplained + stale
-            ],
-            ["mutant", "mutated line", ""],
-        )
-        out.append("")
-    out += ["## Survivors that change no reported number", ""]
-    for why, members in sorted(explained.items(), key=lambda kv: -len(kv[1])):
+def explained_lines(found: Sorted, lines: dict[str, str], categories: dict[str, str], verdicts) -> list[str]:
+    """The survivors that change no reported number, by reason, largest group first."""
+    out = ["## Survivors that change no reported number", ""]
+    for why, members in sorted(found.explained.items(), key=lambda kv: -len(kv[1])):
         out += [f"### {why} ({len(members)})", "", categories[why], ""]
         rows = [
             [m.name.removeprefix(m.module + "."), code(lines[m.name]), verdicts[m.name].get("note", "")]
@@ -209,7 +193,43 @@ def render(
             ],
         )
         out.append("")
-    return "\n".join(out), len(unexplained) + len(stale) + not_done
+    return out
+
+
+def render(
+    mutants: list[Mutant], lines: dict[str, str], categories: dict[str, str], verdicts
+) -> tuple[str, int]:
+    found = sort_mutants(mutants, lines, verdicts)
+    rows = []
+    total = Counter[str]()
+    for module, counts in sorted(found.by_module.items()):
+        total.update(counts)
+        rows.append(_row(module, counts, COLUMNS))
+    rows.append(_row("**all**", total, COLUMNS))
+    not_done = total["not checked"] + total["suspicious"]
+    out = [line.replace("{commit}", git_commit()) for line in HEADER]
+    out += [*table(rows, ["module", *COLUMNS, "not run", "total", "score"]), ""]
+    n_all = sum(total.values())
+    caught = total["killed"] + total["timeout"]
+    out += [
+        f"Of all {n_all} mutants, {caught} are caught ({caught / n_all:.1%}, counting explained survivors "
+        "as alive).",
+        "",
+    ]
+    if not_done:
+        out += [f"**{not_done} mutants were not run to the end** (run interrupted or suspicious).", ""]
+    if found.unexplained or found.stale:
+        out += ["## Survivors without a reason", ""]
+        out += table(
+            [
+                [m.name, code(lines[m.name]), "stale verdict" if m in found.stale else ""]
+                for m in found.unexplained + found.stale
+            ],
+            ["mutant", "mutated line", ""],
+        )
+        out.append("")
+    out += explained_lines(found, lines, categories, verdicts)
+    return "\n".join(out), len(found.unexplained) + len(found.stale) + not_done
 
 
 def _row(module: str, counts: Counter[str], columns: list[str]) -> list[str]:

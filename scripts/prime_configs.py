@@ -39,9 +39,9 @@ from typing import Any
 
 import tomli_w
 
+from medhal.kit.contract import settings_dirs
+
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / "configs" / "eval"
-TARGET = ROOT / "configs" / "prime"
 TOP_LEVEL = frozenset({"model", "num_rollouts", "num_tasks", "taskset", "sampling", "timeout"})
 TIMEOUT_KEYS = frozenset({"rollout"})
 
@@ -87,6 +87,15 @@ def description(text: str) -> list[str]:
     return lines
 
 
+def target(path: Path) -> Path:
+    """Where the rendering of a configs/eval/<stem>.toml goes: the configs/prime/ beside it."""
+    return path.parent.parent / "prime" / path.name
+
+
+def shown(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
 def render(path: Path) -> str:
     """configs/prime/<stem>.toml for configs/eval/<stem>.toml, as text."""
     text = path.read_text(encoding="utf-8")
@@ -94,14 +103,14 @@ def render(path: Path) -> str:
         source = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise BadSource(f"{path.name}: not valid TOML: {e}") from e
-    relative = f"configs/eval/{path.name}"
+    rendered = shown(target(path))
     timeout = source.get("timeout", {}).get("rollout")
     header = [
-        f"# Generated from {relative} by scripts/prime_configs.py (`make configs`): edit that one.",
+        f"# Generated from {shown(path)} by scripts/prime_configs.py (`make configs`): edit that one.",
         *description(text),
         "# The [[eval]] schema of prime 0.18's hosted loader and of verifiers 0.2.1's vf-eval:",
-        f"#   prime eval run configs/prime/{path.name} --hosted -m <hosted model>",
-        f"#   vf-eval configs/prime/{path.name}   (add api_base_url and api_key_var for your endpoint)",
+        f"#   prime eval run {rendered} --hosted -m <hosted model>",
+        f"#   vf-eval {rendered}   (add api_base_url and api_key_var for your endpoint)",
     ]
     if timeout is not None:
         header += textwrap.wrap(
@@ -115,8 +124,13 @@ def render(path: Path) -> str:
     return "\n".join(header) + "\n\n" + tomli_w.dumps(prime_setting(source, path.name))
 
 
+def sources() -> list[Path]:
+    """Every paper setting: the repository's configs/eval/ and each test environment's own."""
+    return [path for folder in settings_dirs(ROOT) for path in sorted(folder.glob("*.toml"))]
+
+
 def expected() -> dict[Path, str]:
-    return {TARGET / path.name: render(path) for path in sorted(SOURCE.glob("*.toml"))}
+    return {target(path): render(path) for path in sources()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,19 +144,20 @@ def main(argv: list[str] | None = None) -> int:
     except BadSource as e:
         print(f"prime_configs: {e}", file=sys.stderr)
         return 2
-    stale = sorted(p.name for p, text in files.items() if not p.is_file() or p.read_text() != text)
-    extra = sorted(p.name for p in TARGET.glob("*.toml") if p not in files)
+    stale = sorted(p for p, text in files.items() if not p.is_file() or p.read_text() != text)
+    targets = {target(folder / "x").parent for folder in settings_dirs(ROOT)}
+    extra = sorted(p for folder in targets for p in folder.glob("*.toml") if p not in files)
     if ns.check:
-        for name in stale:
-            print(f"configs/prime/{name}: missing or stale (run `make configs`)", file=sys.stderr)
-        for name in extra:
-            print(f"configs/prime/{name}: has no source in configs/eval/ (remove it)", file=sys.stderr)
+        for path in stale:
+            print(f"{shown(path)}: missing or stale (run `make configs`)", file=sys.stderr)
+        for path in extra:
+            print(f"{shown(path)}: has no source in configs/eval/ (remove it)", file=sys.stderr)
         return 1 if stale or extra else 0
-    TARGET.mkdir(parents=True, exist_ok=True)
     for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    for name in extra:
-        (TARGET / name).unlink()
+    for path in extra:
+        path.unlink()
     print(f"configs/prime: {len(files)} files ({len(stale)} rewritten, {len(extra)} removed)")
     return 0
 

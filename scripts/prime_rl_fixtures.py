@@ -45,6 +45,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "medhal" / "prime_rl"
 ENVIRONMENTS = {"medhallu": "medhallu", "med-halt": "med_halt", "medfact-bench": "medfact_bench"}
+"""The environments the committed fixtures were recorded for: recorded data, which a new
+environment need not join (the prime-rl layouts are read the same way for every benchmark), so
+this stays a list of what was recorded rather than the collection (`medhal.kit.contract`)."""
 ROLLOUTS = 2
 """Rollouts per task (prime-rl's `group_size`)."""
 ODD_REPLIES = ("", "I am not sure.", "**Answer:** maybe", "Both 0 and 1 could be right.")

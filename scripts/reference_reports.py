@@ -9,6 +9,7 @@
 Needs the shared upstream data (`MEDHAL_SHARED_DATA`, `MEDHAL_ASSETS_DIR` with the prompt
 assets) and, for the demo, the `local` extra. Usage:
     uv run python scripts/reference_reports.py [--skip-demo]
+    uv run python scripts/reference_reports.py --samples-into DIR   # only the scored samples, traces kept
 """
 
 from __future__ import annotations
@@ -118,8 +119,17 @@ def demo(out: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-demo", action="store_true")
+    parser.add_argument(
+        "--samples-into",
+        type=Path,
+        help="only score the Med-HALT samples into this folder (traces and report, no plots), e.g. as "
+        "bench/report_view.py's template run",
+    )
     ns = parser.parse_args()
     shared = Path(os.environ.get("MEDHAL_SHARED_DATA", ROOT.parent / "shared" / "data"))
+    if ns.samples_into:
+        score_deepseek_samples(shared / "medhalt" / "samples", ns.samples_into, "--no-plots", quiet=True)
+        return
     med_halt_deepseek(shared, ROOT / "reports" / "med-halt--deepseek-r1-7b--samples")
     if not ns.skip_demo:
         demo(ROOT / "reports" / "demo--smollm2-135m")

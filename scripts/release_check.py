@@ -10,7 +10,8 @@ cannot resolve are all found here, before a release, instead of by a user.
 Subcommands (default `all`):
 
 - `build`: `uv build` (sdist, then the wheel from the sdist) of `medhal` and of every
-  `environments/*` package into DIST/<name>/; checks each package's metadata (version,
+  `environments/*` package (and of each `--environment` folder, such as a test environment;
+  `--only` limits the environments) into DIST/<name>/; checks each package's metadata (version,
   licence, classifiers, URLs, Python range, README type, the CHANGELOG's top entry, for an
   environment the `verifiers` and `medhal` ranges and its one entry point) and each
   artifact's contents (listed; fails on anything under tests/ or outputs/, bytecode, a
@@ -29,6 +30,7 @@ Subcommands (default `all`):
 Exit status: 0 passed; 1 a check failed (every problem is listed); 2 bad input (one line).
 
 Usage: uv run python scripts/release_check.py [all|build|publish] [--dist DIR] [--keep] [--tag T] [--dry-run]
+       [--environment FOLDER]... [--only NAME]...
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ import tempfile
 import time
 import tomllib
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from email.parser import Parser
 from pathlib import Path
@@ -121,10 +123,17 @@ class Package:
         return wheels[0]
 
 
-def packages() -> list[Package]:
-    """medhal first (the environments need it), then the environments by directory name."""
+def packages(extra: Sequence[Path] = ()) -> list[Package]:
+    """medhal first (the environments need it), then the environments by directory name, then
+    the folders in `extra` (`--environment`: a test environment, built and checked like the
+    others). The glob is the contract's `environments/*` (`medhal.kit.contract`), written here
+    because `publish` runs without the project installed."""
     found = []
-    for pyproject in [ROOT / "pyproject.toml", *sorted((ROOT / "environments").glob("*/pyproject.toml"))]:
+    folders = [
+        *sorted((ROOT / "environments").glob("*/pyproject.toml")),
+        *(Path(f) / "pyproject.toml" for f in extra),
+    ]
+    for pyproject in [ROOT / "pyproject.toml", *folders]:
         try:
             project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
             found.append(Package(project["name"], project["version"], pyproject.parent, project))
@@ -202,16 +211,19 @@ def environment_problems(package: Package, library_version: str) -> list[str]:
     from packaging.requirements import Requirement
     from packaging.version import Version
 
+    from medhal.kit.contract import ENTRY_POINT_GROUP, ENTRY_POINT_TARGET
+
     where = package.directory / "pyproject.toml"
     project = package.project
     problems = []
     if not project.get("tags"):
         problems.append(f"{where}: project.tags is missing (the Hub shows them)")
-    entries = project.get("entry-points", {}).get("medhal.environments", {})
-    if len(entries) != 1 or next(iter(entries.values()), "") != f"{package.module}.report:REPORT":
+    entries = project.get("entry-points", {}).get(ENTRY_POINT_GROUP, {})
+    target = ENTRY_POINT_TARGET.format(package=package.module)
+    if len(entries) != 1 or next(iter(entries.values()), "") != target:
         problems.append(
-            f'{where}: needs exactly one [project.entry-points."medhal.environments"] entry, '
-            f'"<id>" = "{package.module}.report:REPORT"'
+            f'{where}: needs exactly one [project.entry-points."{ENTRY_POINT_GROUP}"] entry, '
+            f'"<id>" = "{target}"'
         )
     requirements = {}
     for text in project.get("dependencies", []):
@@ -510,8 +522,9 @@ def code_record(value: Any) -> dict[str, Any] | None:
     return None
 
 
-def check_installed(package: Package, library: Package, dist: Path, work: Path) -> str:
-    """Install `package` from wheels + PyPI into a fresh venv and run it there."""
+def fresh_venv(package: Package, library: Package, dist: Path, work: Path) -> Path:
+    """A new virtual environment with `package` and medhal from their wheels and everything
+    else from PyPI; its bin folder."""
     venv = work / f"venv-{package.module}"
     python = venv / "bin" / "python"
     # Outside the checkout and without uv configuration, so nothing resolves to the workspace.
@@ -534,21 +547,15 @@ def check_installed(package: Package, library: Package, dist: Path, work: Path) 
         ],
         cwd=work,
     )
+    return venv / "bin"
+
+
+def demo_eval(package: Package, bin_dir: Path, probe: dict[str, Any], work: Path) -> Path:
+    """`eval` on the demo sample in the fresh venv, against the scripted endpoint answering
+    the first item's gold reply; the run's folder (one trace per task, none errored)."""
     env = {**os.environ, **OFFLINE}
-    probe = json.loads(
-        run([str(python), "-c", PROBE, package.env_id, package.module], cwd=work, env=env)
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    problems = []
-    if probe["versions"] != {"environment": package.version, "medhal": library.version}:
-        problems.append(f"{package.name}: the fresh venv has {probe['versions']}, not the built versions")
-    if probe["v0_rows"] != probe["tasks"]:
-        problems.append(
-            f"{package.name}: v0 load_environment has {probe['v0_rows']} rows for {probe['tasks']} tasks"
-        )
     endpoint = subprocess.Popen(
-        [str(python), str(ROOT / "tests" / "scripted_endpoint.py"), "--reply", probe["reply"]],
+        [str(bin_dir / "python"), str(ROOT / "tests" / "scripted_endpoint.py"), "--reply", probe["reply"]],
         stdout=subprocess.PIPE,
         text=True,
         cwd=work,
@@ -560,17 +567,8 @@ def check_installed(package: Package, library: Package, dist: Path, work: Path) 
         out = work / f"run-{package.module}"
         run(
             [
-                str(venv / "bin" / "eval"),
-                package.env_id,
-                "--client.base-url",
-                base_url,
-                "--no-push",
-                "--no-rich",
-                "-m",
-                "scripted",
-                "-o",
-                str(out),
-                *probe["args"],
+                *(str(bin_dir / "eval"), package.env_id, "--client.base-url", base_url),
+                *("--no-push", "--no-rich", "-m", "scripted", "-o", str(out), *probe["args"]),
             ],
             cwd=work,
             env=env,
@@ -585,9 +583,13 @@ def check_installed(package: Package, library: Package, dist: Path, work: Path) 
     if len(rows) != probe["tasks"] or errors:
         got = f"{len(rows)} traces for {probe['tasks']} tasks, errors: {errors[:2]}"
         raise CheckFailed([f"{package.name}: eval in the fresh venv gave {got}"])
-    run_dir = traces[0].parent
-    run([str(venv / "bin" / "medhal"), "report", str(run_dir), "--no-plots"], cwd=work, env=env)
-    report = json.loads((run_dir / "report.json").read_text())
+    return traces[0].parent
+
+
+def report_problems(package: Package, library: Package, report: dict[str, Any], tasks: int) -> list[str]:
+    """What the demo run's report.json gets wrong: the code versions it records, its counts,
+    and the first item's gold reply scoring nothing."""
+    problems = []
     code = code_record(report.get("provenance")) or {}
     expected_code = {
         "environment": package.name,
@@ -596,7 +598,7 @@ def check_installed(package: Package, library: Package, dist: Path, work: Path) 
     }
     if {k: code.get(k) for k in expected_code} != expected_code:
         problems.append(f"{package.name}: report.json records code versions {code}, not {expected_code}")
-    if report.get("n") != probe["tasks"] or report.get("n_errors") != 0 or report.get("complete") is not True:
+    if report.get("n") != tasks or report.get("n_errors") != 0 or report.get("complete") is not True:
         problems.append(
             f"{package.name}: report.json has n={report.get('n')}, n_errors={report.get('n_errors')}, "
             f"complete={report.get('complete')}"
@@ -606,11 +608,35 @@ def check_installed(package: Package, library: Package, dist: Path, work: Path) 
             f"{package.name}: the first item's gold reply scored nothing "
             f"(micro_accuracy {report.get('micro_accuracy')})"
         )
+    return problems
+
+
+def check_installed(package: Package, library: Package, dist: Path, work: Path) -> str:
+    """Install `package` from wheels + PyPI into a fresh venv and run it there."""
+    bin_dir = fresh_venv(package, library, dist, work)
+    env = {**os.environ, **OFFLINE}
+    probe = json.loads(
+        run([str(bin_dir / "python"), "-c", PROBE, package.env_id, package.module], cwd=work, env=env)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    problems = []
+    if probe["versions"] != {"environment": package.version, "medhal": library.version}:
+        problems.append(f"{package.name}: the fresh venv has {probe['versions']}, not the built versions")
+    if probe["v0_rows"] != probe["tasks"]:
+        problems.append(
+            f"{package.name}: v0 load_environment has {probe['v0_rows']} rows for {probe['tasks']} tasks"
+        )
+    run_dir = demo_eval(package, bin_dir, probe, work)
+    run([str(bin_dir / "medhal"), "report", str(run_dir), "--no-plots"], cwd=work, env=env)
+    problems += report_problems(
+        package, library, json.loads((run_dir / "report.json").read_text()), probe["tasks"]
+    )
     if problems:
         raise CheckFailed(problems)
     return (
         f"{package.env_id}: {package.wheel(dist).name} + {library.wheel(dist).name} install from PyPI alone; "
-        f"eval ran {len(rows)} rollouts; medhal report and v0 load_environment OK"
+        f"eval ran {probe['tasks']} rollouts; medhal report and v0 load_environment OK"
     )
 
 
@@ -687,7 +713,7 @@ def publish(ns: argparse.Namespace, pkgs: list[Package], dist: Path) -> int:
 # ----------------------------------------------------------------------------------- main
 
 
-def main(argv: list[str] | None = None) -> int:
+def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("step", nargs="?", default="all", choices=("all", "build", "publish"))
     parser.add_argument(
@@ -699,12 +725,57 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder of the install check")
     parser.add_argument("--tag", help="publish: the release tag (default RELEASE_TAG or GITHUB_REF_NAME)")
     parser.add_argument("--dry-run", action="store_true", help="publish: print the command only")
-    ns = parser.parse_args(argv)
+    parser.add_argument(
+        "--environment",
+        action="append",
+        type=Path,
+        default=[],
+        help="all/build: another environment folder to build and check (a test environment)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="all/build: only these packages (and medhal, which they need)",
+    )
+    return parser.parse_args(argv)
+
+
+def install_all(pkgs: list[Package], dist: Path, keep: bool) -> None:
+    """Every environment installed in a fresh venv and run there (`check_installed`)."""
+    library = pkgs[0]
+    work = Path(tempfile.mkdtemp(prefix="medhal-release-"))
+    try:
+        for package in pkgs[1:]:
+            started = time.monotonic()
+            line = check_installed(package, library, dist, work)
+            print(f"{line} ({time.monotonic() - started:.0f} s)", flush=True)
+    finally:
+        if keep:
+            print(f"scratch kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def print_publish_commands(pkgs: list[Package], dist: Path) -> None:
+    print(
+        "\nRelease check passed. Publish in this order (medhal first: the environments require it from PyPI),"
+    )
+    print(
+        "from the repository root, or push the tags <package>-vX.Y.Z "
+        "and let .github/workflows/release.yml do it:"
+    )
+    for package in pkgs:
+        print(f"  {shlex.join(publish_command(package, dist))}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ns = arguments(argv)
     dist = ns.dist.resolve()
     try:
-        pkgs = packages()
         if ns.step == "publish":
-            return publish(ns, pkgs, dist)
+            return publish(ns, packages(), dist)
+        pkgs = [p for p in packages(ns.environment) if not ns.only or p.name in (LIBRARY, *ns.only)]
         build(pkgs, dist)
         problems = check_built(pkgs, dist)
         if problems:
@@ -712,28 +783,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"built and checked: {', '.join(f'{p.name} {p.version}' for p in pkgs)}", flush=True)
         if ns.step == "build":
             return 0
-        library = pkgs[0]
-        work = Path(tempfile.mkdtemp(prefix="medhal-release-"))
-        try:
-            for package in pkgs[1:]:
-                started = time.monotonic()
-                line = check_installed(package, library, dist, work)
-                print(f"{line} ({time.monotonic() - started:.0f} s)", flush=True)
-        finally:
-            if ns.keep:
-                print(f"scratch kept in {work}")
-            else:
-                shutil.rmtree(work, ignore_errors=True)
-        print(
-            "\nRelease check passed. Publish in this order "
-            "(medhal first: the environments require it from PyPI),"
-        )
-        print(
-            "from the repository root, or push the tags <package>-vX.Y.Z "
-            "and let .github/workflows/release.yml do it:"
-        )
-        for package in pkgs:
-            print(f"  {shlex.join(publish_command(package, dist))}")
+        install_all(pkgs, dist, ns.keep)
+        print_publish_commands(pkgs, dist)
         return 0
     except BadInput as e:
         print(f"release check: {e}", file=sys.stderr)

@@ -1,5 +1,6 @@
 """Shared test fixtures: real upstream data (when MEDHAL_SHARED_DATA is set), the scripted
-OpenAI-compatible endpoint, and a helper that runs `eval` against it."""
+OpenAI-compatible endpoint, and a helper that runs `eval` against it. The test environments
+(tests/environments/) are staged first, as if installed, for this process and its children."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ import pytest
 
 from tests.running import eval_main
 from tests.scripted_endpoint import ScriptedEndpoint
+from tests.staging import stage, staged_environments
+
+stage(staged_environments())
 
 SHARED_ENV = "MEDHAL_SHARED_DATA"
 BIN = Path(sys.executable).parent

@@ -26,9 +26,12 @@ from pathlib import Path
 
 import pytest
 
+from medhal.kit.contract import environments
+
 IMPORT_TIME_FILE = Path("mutmut-import-time.json")
 """Written in mutmut's working copy (the current directory while it runs tests)."""
-PACKAGES = ("medhal", "medhallu", "med_halt", "medfact_bench")
+PACKAGES = ("medhal", *(env.package for env in environments(Path(__file__).resolve().parents[1])))
+"""medhal and the collection's environments (`medhal.kit.contract`)."""
 KEEP = {"tests", "tests.conftest", __name__}
 """Modules that stay loaded: pytest holds the conftest and this plugin as registered plugins."""
 

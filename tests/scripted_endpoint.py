@@ -190,12 +190,37 @@ def constant(text: str) -> Script:
     return lambda body, number: text
 
 
+def cycled(replies: list[str], fail_every: int = 0) -> Script:
+    """The replies in turn, request by request; with `fail_every` k, a persistent HTTP 500 for
+    the requests whose messages hash (crc32) to a multiple of k: the same prompt fails on
+    every retry, as a broken item does."""
+    import zlib
+
+    def script(body: dict[str, Any], number: int) -> str | Fault:
+        text = json.dumps(body.get("messages", []))
+        if fail_every and zlib.crc32(text.encode()) % fail_every == 0:
+            return Fault("500")
+        return replies[number % len(replies)]
+
+    return script
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Serve a constant reply on an OpenAI-compatible endpoint.")
+    parser = argparse.ArgumentParser(description="Serve scripted replies on an OpenAI-compatible endpoint.")
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--reply", required=True, help="the text every request is answered with")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--reply", help="the text every request is answered with")
+    what.add_argument("--replies", help="a JSON file holding a list of replies, given in turn")
+    parser.add_argument(
+        "--fail-every", type=int, default=0, help="with --replies: HTTP 500 for 1 prompt in K"
+    )
     args = parser.parse_args()
-    endpoint = ScriptedEndpoint(constant(args.reply)).start(args.port)
+    if args.replies:
+        with open(args.replies, encoding="utf-8") as f:
+            script = cycled(json.load(f), args.fail_every)
+    else:
+        script = constant(args.reply)
+    endpoint = ScriptedEndpoint(script).start(args.port)
     print(endpoint.base_url, flush=True)
     try:
         threading.Event().wait()

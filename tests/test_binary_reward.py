@@ -17,12 +17,15 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from medhal.kit import contract
 from medhal.kit.lines import taskset_class, taskset_config_type
+from medhal.kit.outcomes import CONVENTIONS
 from medhal.kit.task import BenchmarkConfig, score_reply
 from tests.running import clean_exit_2, medhal_main
 
-ENVIRONMENTS = {"medhallu": "medhallu", "med-halt": "med_halt", "medfact-bench": "medfact_bench"}
-CONVENTIONS = ("medhal", "authors", "strict")
+ROOT = Path(__file__).resolve().parents[1]
+ENVIRONMENTS = {env.env_id: env.package for env in contract.environments(ROOT, tests=True)}
+"""Every environment (`medhal.kit.contract`), the test environments too: id -> package."""
 
 # Replies with no answer in any format the benchmarks know: nothing under binary_reward
 # on every benchmark, under the `medhal` and `strict` readings.
@@ -48,21 +51,23 @@ def reward_of(task, reply: str) -> tuple[float, dict[str, float]]:
     return trace.reward, trace.metrics
 
 
-@pytest.mark.parametrize("parser", CONVENTIONS)
+@pytest.mark.parametrize("convention", CONVENTIONS)
 @pytest.mark.parametrize("env_id", ENVIRONMENTS)
-def test_binary_reward_pays_one_for_right_and_zero_for_everything_else(env_id, parser, monkeypatch, tmp_path):
+def test_binary_reward_pays_one_for_right_and_zero_for_everything_else(
+    env_id, convention, monkeypatch, tmp_path
+):
     monkeypatch.setenv("MEDHAL_ASSETS_DIR", str(tmp_path))  # demo prompts: no pinned asset needed
     module = scoring(env_id)
-    for task in demo_tasks(env_id, binary_reward=True, parser=parser):
+    for task in demo_tasks(env_id, binary_reward=True, parser=convention):
         assert task.data.binary_reward is True
         cases = [(module.gold_reply(task.data), 1.0), (module.wrong_reply(task.data), 0.0)]
-        if parser != "authors":  # the authors' parsers read some of them as answers (quirks)
+        if convention != "authors":  # the authors' parsers read some of them as answers (quirks)
             cases += [(reply, 0.0) for reply in UNREADABLE]
         if env_id == "medhallu":
             cases.append(("2", 0.0))  # the prompt's "not sure": an abstention
         for reply, expected in cases:
             reward, metrics = reward_of(task, reply)
-            assert reward == expected, (task.data.idx, parser, reply)
+            assert reward == expected, (task.data.idx, convention, reply)
             assert reward == metrics["correct"]
 
 
@@ -94,25 +99,44 @@ def test_tasks_validate_under_binary_reward(env_id, monkeypatch, tmp_path):
 
 # ------------------------------------------------------------- knobs beside the option
 
-# Each reward knob at a value binary_reward does not pay (refused), and at values it
-# agrees with (accepted): the knob's default and 0.
-KNOBS = {
-    "medhallu": {
-        "not_sure_reward": ({"not_sure_reward": 0.5}, [{"not_sure_reward": 0.0}]),
-        "invalid_reward": ({"invalid_reward": -0.5}, [{"invalid_reward": 0.0}]),
-    },
-    "medfact-bench": {"invalid_reward": ({"invalid_reward": -0.25}, [{"invalid_reward": 0.0}])},
-    "med-halt": {
-        "task.wrong_reward": (
-            {"task": {"wrong_reward": -0.5}},
-            [{"task": {"wrong_reward": -0.25}}, {"task": {"wrong_reward": 0.0}}],
-        ),
-        "task.invalid_reward": (
-            {"task": {"invalid_reward": -0.25}},
-            [{"task": {"invalid_reward": None}}, {"task": {"invalid_reward": 0.0}}],
-        ),
-    },
-}
+
+def nested(name: str, value: object) -> dict:
+    """A dotted option (`task.wrong_reward`) as the nested options that set it."""
+    *path, leaf = name.split(".")
+    options: dict = {leaf: value}
+    for part in reversed(path):
+        options = {part: options}
+    return options
+
+
+def knob_cases(env_id: str) -> dict[str, tuple[dict, list[dict]]]:
+    """Each reward knob (the config's REWARD_OPTIONS) at a value binary_reward does not pay
+    (refused: the first of a few that the knob accepts alone, neither its default nor 0), and
+    at the values it agrees with (accepted): the knob's default and 0."""
+    config_type = taskset_config_type(env_id)
+
+    def valid(options: dict) -> bool:
+        try:
+            config_type.model_validate({"id": env_id, **options})
+        except ValidationError:
+            return False
+        return True
+
+    cases = {}
+    for name in config_type.REWARD_OPTIONS:
+        *path, leaf = name.split(".")
+        owner = config_type
+        for part in path:
+            owner = owner.model_fields[part].annotation
+        default = owner.model_fields[leaf].default
+        refused = next(
+            v for v in (-0.5, 0.5, -0.25, 0.25) if v not in (default, 0) and valid(nested(name, v))
+        )
+        cases[name] = (nested(name, refused), [nested(name, default), nested(name, 0.0)])
+    return cases
+
+
+KNOBS = {env_id: knob_cases(env_id) for env_id in ENVIRONMENTS}
 
 
 @pytest.mark.parametrize(("env_id", "knob"), [(env, knob) for env, knobs in KNOBS.items() for knob in knobs])
@@ -138,7 +162,6 @@ def test_every_reward_knob_is_declared(env_id):
     task_type = config_type.model_fields["task"].annotation
     names |= {f"task.{f}" for f in task_type.model_fields if f.endswith("_reward")}
     assert set(config_type.REWARD_OPTIONS) == names
-    assert set(KNOBS[env_id]) == names
 
 
 @pytest.mark.parametrize("env_id", ENVIRONMENTS)

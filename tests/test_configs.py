@@ -1,9 +1,10 @@
-"""Every paper config under configs/eval loads with `eval --dry-run`, so none can rot.
+"""Every paper config (configs/eval, and a test environment's own) loads with `eval --dry-run`,
+so none can rot.
 
-All twelve are resolved in one process that calls the `eval` command's entry point
+All are resolved in one process that calls the `eval` command's entry point
 (`verifiers.v1.cli.eval.main:main`, what the `eval` script runs) once per config: the same
-argument parsing and validation as twelve `eval @ CONFIG --dry-run` commands, with
-verifiers imported once instead of twelve times."""
+argument parsing and validation as one `eval @ CONFIG --dry-run` command each, with
+verifiers imported once instead of once per config."""
 
 import subprocess
 import sys
@@ -12,7 +13,11 @@ from pathlib import Path
 
 import pytest
 
-CONFIGS = sorted((Path(__file__).parents[1] / "configs" / "eval").glob("*.toml"))
+from medhal.kit import contract
+
+ROOT = Path(__file__).parents[1]
+CONFIGS = [path for folder in contract.settings_dirs(ROOT) for path in sorted(folder.glob("*.toml"))]
+"""configs/eval/ and each test environment's own settings."""
 DRY_RUNS = """
 import sys
 from verifiers.v1.cli.eval.main import main
@@ -28,7 +33,7 @@ for config, out in zip(sys.argv[1::2], sys.argv[2::2]):
 
 def test_there_is_a_config_per_environment():
     ids = {tomllib.loads(p.read_text())["taskset"]["id"] for p in CONFIGS}
-    assert {"medfact-bench", "med-halt", "medhallu"} <= ids
+    assert {env.env_id for env in contract.environments(ROOT, tests=True)} <= ids
 
 
 @pytest.fixture(scope="module")

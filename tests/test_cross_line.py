@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from medhal.kit import contract
 from tests.scripted_endpoint import ScriptedEndpoint
 
 pytestmark = pytest.mark.slow(
@@ -34,7 +35,8 @@ pytestmark = pytest.mark.slow(
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = Path(__file__).with_name("cross_line.json")
 BIN = Path(sys.executable).parent
-ENVIRONMENTS = {"medhallu": "medhallu", "med-halt": "med_halt", "medfact-bench": "medfact_bench"}
+ENVIRONMENTS = {env.env_id: env.package for env in contract.environments(ROOT)}
+"""The collection (`medhal.kit.contract`): what the record holds."""
 ODD_REPLIES = ("", "I am not sure.", "**Answer:** maybe", "Both 0 and 1 could be right.")
 """Replies no benchmark reads as a verdict (written by us), given to every third item."""
 DROPPED = frozenset({"source", "path", "dataset_path", "plots"})

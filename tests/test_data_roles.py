@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from medhal.kit import contract
 from medhal.kit.datasets import DatasetError
 from medhal.kit.lines import taskset_class, taskset_config_type
 from medhal.kit.roles import fingerprint_document, item_fingerprint, load_fingerprints, normalise
@@ -26,7 +27,10 @@ from scripts import eval_fingerprints
 from tests.running import clean_exit_2, medhal_main
 from tests.tables import read_jsonl, write_jsonl
 
-ENVIRONMENTS = {"medhallu": "medhallu", "med-halt": "med_halt", "medfact-bench": "medfact_bench"}
+ENVIRONMENTS = {
+    env.env_id: env.package for env in contract.environments(Path(__file__).parents[1], tests=True)
+}
+"""Every environment (`medhal.kit.contract`), the test environments too: id -> package."""
 
 
 def config(env_id: str, **options):

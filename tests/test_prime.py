@@ -33,13 +33,16 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 
+from medhal.kit import contract
+from medhal.kit.contract import Environment
 from scripts import prime_configs
 
 ROOT = Path(__file__).parents[1]
-SOURCES = sorted((ROOT / "configs" / "eval").glob("*.toml"))
+SOURCES = prime_configs.sources()
+"""Every paper setting: configs/eval/ and each test environment's own."""
 OWNER = "medhal-test"
 MODEL = "some-org/hosted-model"
-FOLDERS = ["med_halt", "medfact_bench", "medhallu"]
+ENVIRONMENTS = contract.environments(ROOT, tests=True)
 
 
 class Hub:
@@ -153,7 +156,7 @@ def valid_options(env_id: str, options: dict[str, Any]) -> None:
 
 def test_prime_configs_are_rendered_from_configs_eval():
     assert prime_configs.main(["--check"]) == 0, "run `make configs`"
-    assert sorted(p.name for p in (ROOT / "configs" / "prime").glob("*.toml")) == [p.name for p in SOURCES]
+    assert all(prime_configs.target(p).is_file() for p in SOURCES)
 
 
 def test_a_source_key_without_a_mapping_is_refused(tmp_path):
@@ -210,7 +213,7 @@ def test_prime_and_vf_eval_read_the_setting_eval_reads(source, resolves_to_owner
     from verifiers.utils.eval_utils import load_toml_config
 
     env_id, options, sampling, rollouts = paper_setting(source)
-    target = ROOT / "configs" / "prime" / source.name
+    target = prime_configs.target(source)
     result = prime("eval", "run", str(target), "--hosted", "-m", MODEL)
     assert result.exit_code == 0, result.output
     (created,) = resolves_to_owner.created
@@ -222,22 +225,22 @@ def test_prime_and_vf_eval_read_the_setting_eval_reads(source, resolves_to_owner
         "allow_sandbox_access": True,
         "allow_instances_access": False,
         "allow_tunnel_access": True,
-        "env_args": options,
+        **({"env_args": options} if options else {}),  # prime sends no empty table
         "sampling_args": sampling,
     }
     valid_options(env_id, options)
 
     (vf,) = load_toml_config(target)
-    assert vf["env_id"] == env_id and vf["env_args"] == options and vf["sampling_args"] == sampling
+    assert vf["env_id"] == env_id and vf.get("env_args", {}) == options and vf["sampling_args"] == sampling
     assert vf["num_examples"] == -1 and vf["rollouts_per_example"] == rollouts
 
 
 # ----------------------------------------------------------------------- prime env push
 
 
-def package_files(folder: str) -> set[str]:
+def package_files(env: Environment) -> set[str]:
     """The files of an environment's import package on disk, as paths inside the package."""
-    module = ROOT / "environments" / folder / folder
+    module = env.package_dir
     return {
         p.relative_to(module.parent).as_posix()
         for p in module.rglob("*")
@@ -254,15 +257,16 @@ def wheel_contents(data: bytes) -> tuple[set[str], dict[str, str]]:
 
 
 @pytest.mark.slow(reason="builds each environment's wheel with prime's own build step")
-@pytest.mark.parametrize("folder", FOLDERS)
-def test_push_builds_a_v1_package_and_a_hosted_run_finds_it(folder, hub, tmp_path, monkeypatch):
+@pytest.mark.parametrize("env", ENVIRONMENTS, ids=lambda env: env.env_id)
+def test_push_builds_a_v1_package_and_a_hosted_run_finds_it(env, hub, tmp_path, monkeypatch):
     """`prime env push` on a copy of the environment (it writes dist/ and .prime/ there), the
     platform replaced by `Hub`; then, from that tree, a hosted run of one of its paper settings
     (configs/prime/, a bare environment id) resolves through the metadata the push wrote."""
     work = tmp_path / "checkout"
-    env_dir = work / "environments" / folder
+    folder = env.package
+    env_dir = work / "environments" / env.folder.name
     shutil.copytree(
-        ROOT / "environments" / folder,
+        env.folder,
         env_dir,
         ignore=shutil.ignore_patterns("__pycache__", "dist", ".prime"),
     )
@@ -283,7 +287,7 @@ def test_push_builds_a_v1_package_and_a_hosted_run_finds_it(folder, hub, tmp_pat
     data = hub.uploads["https://upload.invalid/wheel"]
     assert hashlib.sha256(data).hexdigest() == wheel["sha256"]
     files, info = wheel_contents(data)
-    assert files == package_files(folder)
+    assert files == package_files(env)
     assert f"[medhal.environments]\n{name} = {folder}.report:REPORT" in info["entry_points.txt"]
     metadata = Parser().parsestr(info["METADATA"])
     requires = sorted(metadata.get_all("Requires-Dist"))
@@ -294,14 +298,21 @@ def test_push_builds_a_v1_package_and_a_hosted_run_finds_it(folder, hub, tmp_pat
     )
     assert "LICENSE" in (metadata.get_all("License-File") or [])
 
-    # The source archive (what `prime env pull` unpacks): README, pyproject and the package
-    # folder; a top-level LICENSE and CHANGELOG.md are not among prime's patterns. It still
-    # builds the same package (only the licence file is then missing from the wheel).
+    # The source archive (what `prime env pull` unpacks): README, pyproject and every folder
+    # (the package; a test environment's configs/ too); a top-level LICENSE, CHANGELOG.md or
+    # corpus is not among prime's patterns. It still builds the same package (only the licence
+    # file is then missing from the wheel).
     with tarfile.open(fileobj=io.BytesIO(hub.uploads["https://upload.invalid/source"])) as archive:
         source_files = {m.name for m in archive.getmembers() if m.isfile()}
         unpacked = tmp_path / "pulled"
         archive.extractall(unpacked, filter="data")
-    assert source_files == {"README.md", "pyproject.toml", *package_files(folder)}
+    in_folders = {
+        p.relative_to(env.folder).as_posix()
+        for p in env.folder.rglob("*")
+        if p.is_file() and p.parent != env.folder and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    }
+    assert package_files(env) <= in_folders
+    assert source_files == {"README.md", "pyproject.toml", *in_folders}
     subprocess.run(
         ["uv", "build", "--wheel", "--quiet", "--out-dir", "dist"], cwd=unpacked, check=True, timeout=300
     )
@@ -313,12 +324,12 @@ def test_push_builds_a_v1_package_and_a_hosted_run_finds_it(folder, hub, tmp_pat
 
     setting = next(p for p in SOURCES if paper_setting(p)[0] == name)
     monkeypatch.chdir(work)
-    result = prime("eval", "run", str(ROOT / "configs" / "prime" / setting.name), "--hosted", "-m", MODEL)
+    result = prime("eval", "run", str(prime_configs.target(setting)), "--hosted", "-m", MODEL)
     assert result.exit_code == 0, result.output
     assert f"Using hosted environment {OWNER}/{name}@latest" in result.output
     (created,) = hub.created
     assert created["environment_ids"] == [f"env-{name}"]
-    assert created["config"]["env_args"] == paper_setting(setting)[1]
+    assert created["config"].get("env_args", {}) == paper_setting(setting)[1]
 
 
 # --------------------------------------------------------------------- README commands
@@ -391,7 +402,7 @@ def test_readme_hosted_commands_send_what_they_say(hub, tmp_path, monkeypatch):
             "prime eval logs eval-1 -f" in result.output and "/dashboard/evaluations/eval-1" in result.output
         )
     assert configs >= 1
-    assert set(by_env) == {"medfact-bench", "med-halt", "medhallu"}
+    assert set(by_env) == {env.env_id for env in ENVIRONMENTS if env.published}
     # Every option is written out, but those the README says do not belong in a hosted run.
     # (`task` only where the task has options of its own, e.g. Med-HALT's wrong_reward.)
     from verifiers.v1 import TaskConfig

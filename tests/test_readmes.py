@@ -20,25 +20,15 @@ from pathlib import Path
 
 import pytest
 
+from medhal.kit import contract
+from medhal.kit.contract import headings, section
+from medhal.kit.outcomes import CONVENTIONS
+
 ROOT = Path(__file__).parents[1]
-ENVIRONMENTS = {"medhallu": "medhallu", "med_halt": "med_halt", "medfact_bench": "medfact_bench"}
-"""Folder under environments/ -> import package."""
-SECTIONS = [
-    "Overview",
-    "Layout",
-    "Data",
-    "Protocol",
-    "Options",
-    "How replies are read",
-    "Scoring and reports",
-    "Differences from the paper and from the authors' code",
-    "Reproducing published numbers",
-    "Validation",
-    "Changelog and versions",
-    "Citation",
-]
-CONVENTIONS = ["medhal", "authors", "strict"]
-BEGIN, END = "<!-- readings:begin -->", "<!-- readings:end -->"
+ENVIRONMENTS = {env.folder.name: env for env in contract.environments(ROOT, tests=True)}
+"""Every environment folder (the collection's and the test environments'), by folder name."""
+SECTIONS = list(contract.README_SECTIONS)
+BEGIN, END = contract.READINGS_TABLE
 EMPTY = "(empty)"
 INVALID = "INVALID"
 ISSUE_9_REPLIES = [
@@ -57,42 +47,18 @@ STALE = ("unverified", "could not be checked")
 
 
 def readme(folder: str) -> str:
-    return (ROOT / "environments" / folder / "README.md").read_text(encoding="utf-8")
+    return (ENVIRONMENTS[folder].folder / "README.md").read_text(encoding="utf-8")
 
 
 def all_readmes() -> list[Path]:
     return [
         ROOT / "README.md",
-        *sorted((ROOT / "environments").glob("*/README.md")),
-        *sorted((ROOT / "environments").glob("*/*/demo/README.md")),
+        *(env.folder / "README.md" for env in ENVIRONMENTS.values()),
+        *(env.package_dir / "demo" / "README.md" for env in ENVIRONMENTS.values()),
     ]
 
 
 # ------------------------------------------------------------------------------ parsing
-
-
-def outside_code_blocks(text: str) -> list[str]:
-    """The lines of a markdown text that are not inside a fenced code block."""
-    lines, fenced = [], False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-            continue
-        if not fenced:
-            lines.append(line)
-    return lines
-
-
-def headings(text: str) -> list[str]:
-    return [line[3:].strip() for line in outside_code_blocks(text) if line.startswith("## ")]
-
-
-def section(text: str, title: str) -> str:
-    """The body of the `## title` section, up to the next `## ` heading."""
-    lines = outside_code_blocks(text)
-    start = lines.index(f"## {title}") + 1
-    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
-    return "\n".join(lines[start:end])
 
 
 def cells(line: str) -> list[str]:
@@ -116,29 +82,37 @@ def unescape(cell: str) -> str:
 
 @dataclass(frozen=True)
 class Example:
-    test_set: str | None
+    context: dict[str, str]
+    """The columns before the reply (Med-HALT: `set`, the test set), by header."""
     reply: str
     readings: dict[str, str | None]
     """Convention -> the reading the README states (None: INVALID)."""
 
+    @property
+    def test_set(self) -> str | None:
+        return self.context.get("set")
 
-def examples(text: str, with_set: bool) -> list[Example]:
+
+def examples(text: str) -> list[Example]:
+    """The rows of the README's readings table: `| <context>... | <reply> | <medhal> |
+    <authors> | <strict> |`, the context columns (what a reading depends on besides the reply,
+    such as Med-HALT's test set) named by the header before `reply`."""
     assert text.count(BEGIN) == 1 and text.count(END) == 1, "one readings table per README"
     block = text[text.index(BEGIN) + len(BEGIN) : text.index(END)]
     rows = [line.strip() for line in block.strip().splitlines()]
     header, rule, *body = rows
-    expected_header = (["set"] if with_set else []) + ["reply", *CONVENTIONS]
-    assert cells(header) == expected_header
+    names = cells(header)
+    assert "reply" in names and names[names.index("reply") :] == ["reply", *CONVENTIONS], names
+    context = names[: names.index("reply")]
     assert set(cells(rule)) == {"---"}
     found = []
     for line in body:
         row = cells(line)
-        assert len(row) == len(expected_header), f"row with {len(row)} cells: {line!r}"
-        test_set = unescape(row.pop(0)) if with_set else None
-        reply, *readings = row
+        assert len(row) == len(names), f"row with {len(row)} cells: {line!r}"
+        reply, *readings = row[len(context) :]
         found.append(
             Example(
-                test_set,
+                {name: unescape(value) for name, value in zip(context, row, strict=False)},
                 unescape(reply),
                 {
                     c: None if r == INVALID else unescape(r)
@@ -171,16 +145,16 @@ def test_headings_ignore_fenced_code():
 def test_medhallu_examples_read_as_the_table_says():
     from medhallu.replies import READERS
 
-    rows = examples(readme("medhallu"), with_set=False)
+    rows = examples(readme("medhallu"))
     assert 12 <= len(rows) <= 30
-    assert list(READERS) == CONVENTIONS
+    assert tuple(READERS) == CONVENTIONS
     for row in rows:
         actual = {c: READERS[c](row.reply, True) for c in CONVENTIONS}
         assert actual == row.readings, f"reply {row.reply!r}"
 
 
 def test_medhallu_table_keeps_the_replies_issue_9_found_misread():
-    replies = [row.reply for row in examples(readme("medhallu"), with_set=False)]
+    replies = [row.reply for row in examples(readme("medhallu"))]
     missing = [r for r in ISSUE_9_REPLIES if r not in replies]
     assert not missing
 
@@ -189,9 +163,9 @@ def test_med_halt_examples_read_as_the_table_says():
     from med_halt.benchmark import SETS
     from med_halt.replies import READERS
 
-    rows = examples(readme("med_halt"), with_set=True)
+    rows = examples(readme("med_halt"))
     assert 12 <= len(rows) <= 30
-    assert list(READERS) == CONVENTIONS
+    assert tuple(READERS) == CONVENTIONS
     for row in rows:
         assert row.test_set in SETS, f"unknown test set {row.test_set!r}"
         keys = SETS[row.test_set].answer_keys
@@ -202,9 +176,9 @@ def test_med_halt_examples_read_as_the_table_says():
 def test_medfact_bench_examples_read_as_the_table_says():
     from medfact_bench.replies import READERS
 
-    rows = examples(readme("medfact_bench"), with_set=False)
+    rows = examples(readme("medfact_bench"))
     assert 12 <= len(rows) <= 30
-    assert list(READERS) == CONVENTIONS
+    assert tuple(READERS) == CONVENTIONS
     for row in rows:
         actual = {c: READERS[c](row.reply) for c in CONVENTIONS}
         stated = {c: None if v is None else int(v) for c, v in row.readings.items()}
@@ -215,7 +189,7 @@ def test_medfact_bench_examples_read_as_the_table_says():
 def test_example_replies_are_distinct_and_show_every_convention_disagreeing(folder):
     """A table of examples that all read alike under every convention shows nothing: each
     convention must disagree with `medhal` somewhere, and no reply is listed twice."""
-    rows = examples(readme(folder), with_set=folder == "med_halt")
+    rows = examples(readme(folder))
     keys = [(row.test_set, row.reply) for row in rows]
     assert len(keys) == len(set(keys))
     for convention in ("authors", "strict"):
@@ -235,7 +209,7 @@ def test_layout_names_every_module(folder):
     """The Layout table answers "where is X?": every module of the package, its published
     figures and its demo folder have a row."""
     layout = section(readme(folder), "Layout")
-    package = ROOT / "environments" / folder / ENVIRONMENTS[folder]
+    package = ENVIRONMENTS[folder].package_dir
     names = [p.name for p in package.glob("*.py")] + ["published.csv", "demo/"]
     missing = [n for n in names if f"| `{n}` |" not in layout]
     assert not missing
@@ -246,8 +220,9 @@ def root_layout() -> str:
 
 
 def expanded(path: str) -> list[str]:
-    """A README path with `<name>` standing for each environment folder."""
-    return [path.replace("<name>", folder) for folder in ENVIRONMENTS] if "<name>" in path else [path]
+    """A README path with `<name>` standing for each folder of the collection."""
+    folders = [env.folder.name for env in ENVIRONMENTS.values() if env.published]
+    return [path.replace("<name>", folder) for folder in folders] if "<name>" in path else [path]
 
 
 def test_root_layout_paths_exist():
@@ -299,7 +274,7 @@ def test_options_table_documents_every_option(folder):
 
     import verifiers.v1 as vf
 
-    taskset = importlib.import_module(f"{ENVIRONMENTS[folder]}.taskset")
+    taskset = importlib.import_module(f"{ENVIRONMENTS[folder].package}.taskset")
     config = next(
         v
         for v in vars(taskset).values()
@@ -338,3 +313,45 @@ def test_no_front_matter_and_no_stale_pin_notes(path):
     assert not text.startswith("---"), "YAML front matter shows as text on PyPI"
     lowered = text.lower()
     assert not [phrase for phrase in STALE if phrase in lowered]
+
+
+def root_section_tables(title: str) -> dict[str, list[list[str]]]:
+    """The tables of a root README section, by their header row, as rows of cells."""
+    tables: dict[str, list[list[str]]] = {}
+    header = None
+    for line in section((ROOT / "README.md").read_text(encoding="utf-8"), title).splitlines():
+        if not line.startswith("|"):
+            header = None
+        elif header is None:
+            header = line
+            tables[header] = []
+        elif set(cells(line)) != {"---"}:
+            tables[header].append(cells(line))
+    return tables
+
+
+def test_adding_a_benchmark_lists_the_contract():
+    """The README's "Adding a benchmark" names every file, module, declaration and export the
+    contract asks of an environment, and its tables of what lies beside the folder and of the
+    listings that name each environment are exactly the contract's."""
+    text = section((ROOT / "README.md").read_text(encoding="utf-8"), "Adding a benchmark")
+    spans = set(re.findall(r"`([^`]+)`", text))
+    wanted = [
+        *contract.FOLDER_FILES,
+        *(f"{module}.py" for module in contract.MODULES),
+        *contract.PACKAGE_FILES,
+        *contract.DECLARATIONS,
+        *contract.EXPORTS,
+        *contract.SCORING,
+        *contract.RECORDED,
+    ]
+    assert [name for name in wanted if name not in spans] == []
+    tables = root_section_tables("Adding a benchmark")
+    first_column = {header: {unescape(row[0]) for row in rows} for header, rows in tables.items() if rows}
+    assert first_column["| file | what it holds |"] == {
+        *contract.FOLDER_FILES,
+        *(f"{module}.py" for module in contract.MODULES),
+        *contract.PACKAGE_FILES,
+    }
+    assert first_column["| path | what it holds |"] == set(contract.BESIDE_THE_FOLDER)
+    assert first_column["| file | why it names each environment |"] == set(contract.LISTINGS)

@@ -1,7 +1,7 @@
 """The release check (scripts/release_check.py, `make release-check`, `make publish`).
 
 The fast tests feed the checks made-up artifacts and metadata to show each rule can
-fail; the slow one runs `make release-check` itself: all four packages built and
+fail; the slow one runs `make release-check` itself: every package built and
 inspected, each environment installed in a fresh venv from wheels + PyPI and run there.
 """
 
@@ -18,12 +18,17 @@ from pathlib import Path
 
 import pytest
 
+from medhal.kit import contract
+from tests.staging import staged_environments
+
 pytestmark = pytest.mark.slow(
-    reason="the release check itself: builds the four packages and installs each environment "
+    reason="the release check itself: builds every package and installs each environment "
     "in a fresh venv from the wheels and PyPI"
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+ENVIRONMENTS = contract.environments(ROOT)
+"""The collection (`medhal.kit.contract`): what `make release-check` builds and installs."""
 
 
 def load_script():
@@ -212,7 +217,7 @@ def test_wheel_metadata_fields_are_checked(tmp_path):
 
 def test_every_package_in_the_repository_passes_the_source_checks():
     pkgs = rc.packages()
-    assert [p.name for p in pkgs] == ["medhal", "med-halt", "medfact-bench", "medhallu"]
+    assert [p.name for p in pkgs] == ["medhal", *(env.name for env in ENVIRONMENTS)]
     library = pkgs[0]
     for pkg in pkgs:
         assert rc.source_problems(pkg, library.version) == [], pkg.name
@@ -224,12 +229,9 @@ def test_every_package_in_the_repository_passes_the_source_checks():
 def test_release_tags_name_a_package_at_its_version():
     pkgs = rc.packages()
     versions = {p.name: p.version for p in pkgs}
-    assert rc.package_of_tag(f"medhallu-v{versions['medhallu']}", pkgs).name == "medhallu"
     assert rc.package_of_tag(f"medhal-v{versions['medhal']}", pkgs).name == "medhal"
-    assert (
-        rc.package_of_tag(f"med-halt-v{versions['med-halt']}", pkgs).directory
-        == ROOT / "environments" / "med_halt"
-    )
+    for env in ENVIRONMENTS:
+        assert rc.package_of_tag(f"{env.name}-v{env.version}", pkgs).directory == env.folder
     for tag, expected in [
         ("medhal-v9.9.9", "says 9.9.9 but pyproject.toml has version"),
         ("medhal-0.2.0", "is not <package>-vX.Y.Z"),
@@ -242,7 +244,8 @@ def test_release_tags_name_a_package_at_its_version():
 
 def test_publish_commands():
     pkgs = {p.name: p for p in rc.packages()}
-    assert rc.publish_command(pkgs["med-halt"], ROOT / "dist") == [
+    env = ENVIRONMENTS[0]
+    assert rc.publish_command(pkgs[env.name], ROOT / "dist") == [
         "uvx",
         "--from",
         rc.PRIME_CLI,
@@ -250,7 +253,7 @@ def test_publish_commands():
         "env",
         "push",
         "--path",
-        "environments/med_halt",
+        f"environments/{env.folder.name}",
         "--visibility",
         "PUBLIC",
     ]
@@ -278,27 +281,24 @@ def test_release_check_builds_installs_and_publishes(tmp_path):
     out = proc.stdout
     pkgs = {p.name: p for p in rc.packages()}
     version = pkgs["medhal"].version
-    # Demo sizes from the demo folders' READMEs: Med-HALT 7 sets x 3 rows; MedFact-Bench 6
-    # rows; MedHallu 3 rows x 2 items (ground truth and hallucinated answer).
-    for env_id, rollouts in (("med-halt", 21), ("medfact-bench", 6), ("medhallu", 6)):
+    for env in ENVIRONMENTS:
         assert any(
-            line.startswith(f"{env_id}: ")
-            and f"eval ran {rollouts} rollouts; medhal report and v0 load_environment OK" in line
+            line.startswith(f"{env.env_id}: ")
+            and f"eval ran {demo_size(env)} rollouts; medhal report and v0 load_environment OK" in line
             for line in out.splitlines()
         ), out[-3000:]
-    for wheel_name in ("medhal", "med_halt", "medfact_bench", "medhallu"):
+    for wheel_name in ("medhal", *(env.package for env in ENVIRONMENTS)):
         assert f"{wheel_name}-" in out and "-py3-none-any.whl (" in out
     commands = out[out.index("Publish in this order") :].splitlines()[2:]
     assert (
         commands[0].strip()
         == f"uv publish {dist}/medhal/medhal-{version}-py3-none-any.whl {dist}/medhal/medhal-{version}.tar.gz"
     )
-    assert [c.split("--path ")[1].split()[0] for c in commands[1:4]] == [
-        "environments/med_halt",
-        "environments/medfact_bench",
-        "environments/medhallu",
+    pushes = commands[1 : 1 + len(ENVIRONMENTS)]
+    assert [c.split("--path ")[1].split()[0] for c in pushes] == [
+        f"environments/{env.folder.name}" for env in ENVIRONMENTS
     ]
-    assert all("prime env push" in c for c in commands[1:4])
+    assert all("prime env push" in c for c in pushes)
 
     dry = {"MEDHAL_DIST": str(dist), "MEDHAL_PUBLISH_DRY_RUN": "1"}
     library = make("publish", env={**dry, "GITHUB_REF_NAME": f"medhal-v{version}"}, timeout=300)
@@ -307,23 +307,69 @@ def test_release_check_builds_installs_and_publishes(tmp_path):
     assert (
         f"Checking medhal-{version}-py3-none-any.whl" in library.stderr
     )  # uv publish --dry-run ran on the files
-    halt = pkgs["med-halt"].version
-    environment = make("publish", env={**dry, "GITHUB_REF_NAME": f"med-halt-v{halt}"}, timeout=300)
+    first = ENVIRONMENTS[0]
+    environment = make(
+        "publish", env={**dry, "GITHUB_REF_NAME": f"{first.name}-v{first.version}"}, timeout=300
+    )
     assert environment.returncode == 0, environment.stderr[-2000:]
     assert f"would run: {commands[1].strip()}" in environment.stdout
-    wrong = make("publish", env={**dry, "GITHUB_REF_NAME": "med-halt-v9.0.0"}, timeout=300)
+    wrong = make("publish", env={**dry, "GITHUB_REF_NAME": f"{first.name}-v9.0.0"}, timeout=300)
     assert wrong.returncode != 0
     assert (
-        "release check: release tag 'med-halt-v9.0.0' says 9.0.0 "
-        f"but environments/med_halt/pyproject.toml has version {halt}" in wrong.stderr
+        f"release check: release tag '{first.name}-v9.0.0' says 9.0.0 "
+        f"but environments/{first.folder.name}/pyproject.toml has version {first.version}" in wrong.stderr
     )
+
+
+def demo_size(env: contract.Environment) -> int:
+    """The tasks of the environment's demo rows (with its demo prompts): what the check runs."""
+    from medhal.kit.lines import select_tasks, taskset_class, taskset_config_type
+    from medhal.reports.registry import benchmark_module
+
+    options = dict(benchmark_module(env.env_id).DEMO_OPTIONS)
+    config_type = taskset_config_type(env.env_id)
+    if "prompts" in config_type.model_fields:
+        options["prompts"] = "demo"
+    return len(
+        select_tasks(taskset_class(env.env_id)(config_type.model_validate({"id": env.env_id, **options})))
+    )
+
+
+def test_a_test_environment_is_built_installed_and_run_as_the_collection_is(tmp_path):
+    """The release check on a test environment (`--environment`, `--only`): built with medhal,
+    its metadata and contents checked, installed in a fresh venv from the wheels and PyPI, run
+    there with `eval` and reported: nothing outside its folder names it."""
+    for env in staged_environments():
+        proc = subprocess.run(
+            [
+                *(sys.executable, str(ROOT / "scripts" / "release_check.py"), "all"),
+                *(
+                    "--dist",
+                    str(tmp_path / env.package),
+                    "--environment",
+                    str(env.folder),
+                    "--only",
+                    env.name,
+                ),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=2400,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+        line = f"eval ran {demo_size(env)} rollouts; medhal report and v0 load_environment OK"
+        assert any(row.startswith(f"{env.env_id}: ") and line in row for row in proc.stdout.splitlines())
 
 
 def test_publish_without_a_prime_key_is_one_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("PRIME_API_KEY", "MEDHAL_PUBLISH_DRY_RUN")}
-    halt = next(p for p in rc.packages() if p.name == "med-halt").version
+    first = ENVIRONMENTS[0]
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "release_check.py"), "publish", "--tag", f"med-halt-v{halt}"],
+        [
+            *(sys.executable, str(ROOT / "scripts" / "release_check.py")),
+            *("publish", "--tag", f"{first.name}-v{first.version}"),
+        ],
         capture_output=True,
         text=True,
         env=env,

@@ -81,13 +81,18 @@ def settings(audit: dict) -> dict[str, dict]:
 
 
 def test_every_environment_and_setting_is_audited(audit: dict) -> None:
+    """The settings of the environments with an audit of their own, then every other installed
+    environment (the test environments, staged by tests/conftest.py) on its demo rows."""
     from med_halt.benchmark import SETS
+    from medhal.reports.registry import installed
 
+    own = {"medhallu", "med-halt", "medfact-bench"}
     expected = [
         "MedHallu, not sure offered",
         "MedHallu, binary (`not_sure = false`)",
         *(f"Med-HALT {name}" for name in SETS),
         "MedFact-Bench",
+        *(env_id for env_id in installed() if env_id not in own),
     ]
     assert list(settings(audit)) == expected
     kinds = {"constant", *READER_KINDS}

@@ -9,7 +9,9 @@ worth (the gold answer on even task positions, a well-formed wrong answer on odd
   reaches the environments through their `load_environment`.
 
 Each run covers the first three tasks of the environment's bundled demo rows (our own, not
-benchmark data) under the setting's options and the pinned prompt files from the shared data.
+benchmark data) under the options of its first paper setting and the pinned prompt files from
+the shared data; every environment the contract finds runs (`medhal.kit.contract`), test
+environments included.
 All runs start from one Python process that calls the runners' real entry points (what the
 `eval` and `vf-eval` scripts run) one after the other, to pay verifiers' import once.
 """
@@ -28,7 +30,9 @@ from typing import Any
 import pytest
 import tomli_w
 
-from medhal.reports.registry import benchmark_module
+from medhal.kit import contract
+from medhal.reports.registry import benchmark_module, package
+from scripts import prime_configs
 from tests.scripted_endpoint import ScriptedEndpoint, last_user_text
 
 pytestmark = pytest.mark.slow(
@@ -37,19 +41,18 @@ pytestmark = pytest.mark.slow(
 
 ROOT = Path(__file__).parents[1]
 N = 3
-SETTINGS = {
-    "med-halt": "med_halt_reasoning_FCT",
-    "medfact-bench": "medfact_bench",
-    "medhallu": "medhallu_with_knowledge_notsure",
-}
-"""One paper setting per environment (configs/eval/<stem>.toml)."""
-WRONG_REWARD = {"med-halt": -0.25, "medfact-bench": 0.0, "medhallu": 0.0}
-"""What a wrong answer earns: Med-HALT's paper scores -0.25 for it, the others 0. Gold earns 1."""
+SETTINGS = {env.env_id: env.settings()[0] for env in contract.environments(ROOT, tests=True)}
+"""One paper setting per environment: the first of its configs/eval files."""
+TWICE = next(
+    env_id for env_id, path in SETTINGS.items() if tomllib.loads(path.read_text())["taskset"].keys() - {"id"}
+)
+"""The environment whose vf-eval entry runs a second time with its options as `[eval.taskset]`:
+the first whose setting has options."""
 KEY_VAR = "SCRIPTED_ENDPOINT_KEY"
 
 
 def setting(env_id: str) -> dict[str, Any]:
-    return tomllib.loads((ROOT / "configs" / "eval" / f"{SETTINGS[env_id]}.toml").read_text())
+    return tomllib.loads(SETTINGS[env_id].read_text())
 
 
 def demo_rows(env_id: str) -> str:
@@ -58,17 +61,19 @@ def demo_rows(env_id: str) -> str:
 
 class Expected:
     """The first N tasks of each environment's setting on its demo rows, the reply the endpoint
-    gives each prompt, and the reward that reply earns."""
+    gives each prompt, and the reward that reply earns (through the task's own rubric)."""
 
     def __init__(self) -> None:
-        from medhal.kit.lines import taskset_class, taskset_config_type
-        from medhal.kit.task import prompt_messages
+        import asyncio
+
+        from medhal.kit.lines import reward_values, taskset_class, taskset_config_type
+        from medhal.kit.task import prompt_messages, score_reply
 
         self.replies: dict[str, str] = {}
         self.reward: dict[tuple[str, int], float] = {}
         self.prompts: dict[str, set[str]] = {}
         for env_id in SETTINGS:
-            scoring = importlib.import_module(f"{env_id.replace('-', '_')}.scoring")
+            scoring = importlib.import_module(f"{package(env_id)}.scoring")
             options = {**setting(env_id)["taskset"], "dataset_path": demo_rows(env_id)}
             tasks = taskset_class(env_id)(taskset_config_type(env_id).model_validate(options)).select()[:N]
             assert len(tasks) == N, env_id
@@ -79,8 +84,11 @@ class Expected:
                 assert prompt not in self.replies, (
                     "two tasks with one prompt: the script could not tell them apart"
                 )
-                self.replies[prompt] = (scoring.gold_reply if gold else scoring.wrong_reply)(task.data)
-                self.reward[env_id, task.data.idx] = 1.0 if gold else WRONG_REWARD[env_id]
+                reply = (scoring.gold_reply if gold else scoring.wrong_reply)(task.data)
+                self.replies[prompt] = reply
+                trace = asyncio.run(score_reply(task, reply))
+                self.reward[env_id, task.data.idx] = sum(reward_values(trace).values())
+                assert trace.metrics["correct"] == float(gold), (env_id, task.data.idx)
                 self.prompts[env_id].add(prompt)
 
     def script(self, body: dict[str, Any], number: int) -> str:
@@ -124,7 +132,7 @@ anew, the bulk of a run's time here, and the default (elastic) pool starts two."
 def eval_argv(env_id: str, endpoint: ScriptedEndpoint, out: Path) -> list[str]:
     """`eval @ configs/eval/<setting>.toml --server ...` on the first N demo rows."""
     return [
-        "@", str(ROOT / "configs" / "eval" / f"{SETTINGS[env_id]}.toml"),
+        "@", str(SETTINGS[env_id]),
         "--server", "--no-rich", "--no-push", *POOL,
         "-m", "scripted", "--client.base-url", endpoint.base_url,
         "-n", str(N), "-o", str(out), "--taskset.dataset-path", demo_rows(env_id),
@@ -133,18 +141,18 @@ def eval_argv(env_id: str, endpoint: ScriptedEndpoint, out: Path) -> list[str]:
 
 def vf_eval_config(endpoint: ScriptedEndpoint, out: Path) -> dict[str, Any]:
     """One vf-eval config running each environment's setting from configs/prime/ (its
-    `[[eval]]` entry unchanged but for the demo rows), pointed at the endpoint; MedHallu's a
+    `[[eval]]` entry unchanged but for the demo rows), pointed at the endpoint; `TWICE`'s a
     second time with its options as a `[eval.taskset]` table instead of `[eval.env_args]`."""
     entries = []
-    for env_id, stem in SETTINGS.items():
-        document = tomllib.loads((ROOT / "configs" / "prime" / f"{stem}.toml").read_text())
+    for env_id, path in SETTINGS.items():
+        document = tomllib.loads(prime_configs.target(path).read_text())
         (entry,) = document["eval"]
-        entry["env_args"]["dataset_path"] = demo_rows(env_id)
+        entry.setdefault("env_args", {})["dataset_path"] = demo_rows(env_id)
         entries.append(entry)
         assert document["rollouts_per_example"] == 1
-    medhallu = next(e for e in entries if e["env_id"] == "medhallu")
+    twice = next(e for e in entries if e["env_id"] == TWICE)
     entries.append(
-        {**{k: v for k, v in medhallu.items() if k != "env_args"}, "taskset": dict(medhallu["env_args"])}
+        {**{k: v for k, v in twice.items() if k != "env_args"}, "taskset": dict(twice["env_args"])}
     )
     return {
         "model": "scripted",
@@ -235,10 +243,11 @@ def test_vf_eval_runs_the_settings_through_load_environment(runs, endpoint, expe
         for row in rows:
             assert row["error"] is None, (env_id, row["error"])
             assert row["reward"] == expected.reward[env_id, row["info"]["task_data"]["idx"]], env_id
-    assert sorted(seen) == ["med-halt", "medfact-bench", "medhallu", "medhallu"]
+    assert sorted(seen) == sorted([*SETTINGS, TWICE])
     # The setting's sampling reached the endpoint, the token cap as max_completion_tokens (the
     # name the embedded llama.cpp server had ignored).
-    for env_id, runs_of_env in (("med-halt", 1), ("medfact-bench", 1), ("medhallu", 2)):
+    for env_id in SETTINGS:
+        runs_of_env = 2 if env_id == TWICE else 1
         declared = dict(setting(env_id)["sampling"])
         declared["max_completion_tokens"] = declared.pop("max_tokens")
         requests = sent(endpoint, expected, env_id, "max_completion_tokens")

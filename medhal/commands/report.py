@@ -12,8 +12,8 @@ from typing import Any
 
 from medhal.kit.files import StagedFiles
 from medhal.reports.report_files import (
-    completeness_problems,
     error_rate_problems,
+    incomplete_runs,
     report_runs,
     write_comparison,
 )
@@ -63,12 +63,13 @@ def summary_lines(report: dict[str, Any], out: Path) -> list[str]:
     headline, whether the run is whole, the headline figures under the three reading
     conventions, and where the files are. Texts from the traces (title, model names) are
     shown with control characters made visible."""
-    from medhal.kit.replies import CONVENTIONS
-    from medhal.reports.html import clean, headline_names
+    from medhal.kit.outcomes import CONVENTIONS
+    from medhal.kit.untrusted import printable
+    from medhal.reports.html import headline_names
     from medhal.reports.markdown import complete_text, completeness_problems, figure_with_ci
 
-    models = ", ".join(clean(str(m)) for m in report.get("provenance", {}).get("models") or {})
-    lines = [clean(report["title"]) + (f", {models}" if models else "")]
+    models = ", ".join(printable(str(m)) for m in report.get("provenance", {}).get("models") or {})
+    lines = [printable(report["title"]) + (f", {models}" if models else "")]
     if report.get("demo_prompts"):
         lines.append("DEMO PROMPTS: a pipeline check, not benchmark results.")
     problems = completeness_problems(report)
@@ -153,7 +154,7 @@ def gate(reports: list[dict[str, Any]], max_error_rate: float, allow_incomplete:
     problems = error_rate_problems(reports, max_error_rate)
     if problems:
         print(f"error rate above --max-error-rate {max_error_rate}:\n" + "\n".join(problems), file=sys.stderr)
-    incomplete = [] if allow_incomplete else completeness_problems(reports)
+    incomplete = [] if allow_incomplete else incomplete_runs(reports)
     for line in incomplete:
         print(line, file=sys.stderr)
     return 1 if problems or incomplete else 0

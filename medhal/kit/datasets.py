@@ -276,14 +276,15 @@ def _read_local(path: Path, columns: Iterable[str] | None = None) -> list[dict[s
 
 
 def load_rows(
-    hub: HubDataset,
+    hub: HubDataset | None,
     dataset_path: str | Path | None = None,
     revision: str | None = None,
     columns: Iterable[str] | None = None,
 ) -> LoadedRows:
     """Load every row in file order (the order defines `TaskData.idx`), checked as
     described in the module docstring. `columns`, when given, lists what the benchmark
-    reads; other columns in a local file are logged once (not an error)."""
+    reads; other columns in a local file are logged once (not an error). `hub` is None for
+    a benchmark whose rows ship as a file (then `dataset_path` is required)."""
     if dataset_path is not None:
         path = Path(dataset_path).expanduser()
         if not path.is_file():
@@ -291,13 +292,15 @@ def load_rows(
         return LoadedRows(
             rows=_read_local(path, columns),
             provenance={
-                "dataset": hub.id,
-                "config": hub.config or "",
+                "dataset": hub.id if hub else "",
+                "config": (hub.config if hub else None) or "",
                 "path": str(path),
                 "sha256": sha256_file(path),
             },
             origin=str(path),
         )
+    if hub is None:
+        raise DatasetError("no dataset_path: this benchmark has no Hub dataset to load instead")
     from datasets import load_dataset
 
     rev = revision or hub.revision

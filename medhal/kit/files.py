@@ -112,12 +112,6 @@ def atomic_write_text(path: str | Path, text: str, encoding: str = "utf-8") -> P
     return Path(path)
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    with atomic_open(path, "wb") as f:
-        f.write(data)
-    return Path(path)
-
-
 class StagedFiles:
     """Several files written all or nothing: `write` puts each in a complete temporary file
     beside its target now (`remove` marks a target to go); `commit` renames them all at the

@@ -7,6 +7,16 @@ once (verifiers records each key); its reward reads them from the trace.
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
+Convention = Literal["medhal", "authors", "strict"]
+"""The three named ways every benchmark reads a reply: `medhal` (what a careful human
+reads; the default), `authors` (the benchmark authors' published code, rule for rule)
+and `strict` (only the exact format the prompt asks for). A task records its outcomes under
+each (`correct_key`, `parsed_key`, `READINGS`) and a report shows each."""
+CONVENTIONS: tuple[str, ...] = get_args(Convention)
+"""The conventions, in the order reports show them."""
+
 CORRECT = "correct"
 """1.0 when the item is answered right under the run's reading convention."""
 PARSED = "parsed"

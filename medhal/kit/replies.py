@@ -18,16 +18,10 @@ import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
-from typing import Literal, TypeVar, get_args
+from typing import TypeVar
 
 T = TypeVar("T")
 
-Convention = Literal["medhal", "authors", "strict"]
-"""The three named ways every benchmark reads a reply: `medhal` (what a careful human
-reads; the default), `authors` (the benchmark authors' published code, rule for rule)
-and `strict` (only the exact format the prompt asks for)."""
-CONVENTIONS: tuple[str, ...] = get_args(Convention)
-"""The conventions, in the order reports show them."""
 
 _REASONING_TAG = re.compile(r"<(/?)\s*(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
 """Opening and closing tags of reasoning blocks (think, thinking, reasoning), any letter case."""

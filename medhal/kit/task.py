@@ -30,9 +30,8 @@ import verifiers.v1 as vf
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from medhal.kit.lines import RecordsSelection, new_trace
-from medhal.kit.outcomes import PARSED
+from medhal.kit.outcomes import PARSED, Convention
 from medhal.kit.provenance import code_versions
-from medhal.kit.replies import Convention
 from medhal.kit.roles import Role, role_record
 from medhal.kit.selection import selection_record
 from medhal.kit.shards import parse_shard
@@ -58,7 +57,10 @@ class BenchmarkData(vf.TaskData):
     source_id: str
     """The dataset's own identifier for the row this item comes from."""
     parser: Convention = "medhal"
-    """The reading convention that decides `correct` and the reward (all three are recorded)."""
+    """The reading convention that decides `correct` and the reward (all three are recorded):
+    the run's `parser` option, recorded on every trace as `task.data.parser` (see
+    `BenchmarkConfig.parser` for why that name stays). Code that means the concept reads
+    `convention`."""
     provenance: dict[str, Any] = Field(default_factory=dict)
     """Dataset id and revision or file sha256, asset hashes, prompt version, shots, seeds,
     options and package versions: identical on every task of one run."""
@@ -69,6 +71,11 @@ class BenchmarkData(vf.TaskData):
     """The run's `binary_reward` option: the reward is 1 for a right answer and 0 otherwise.
     On the task's data (not only the config) so that a trainer's env server, which
     re-validates each task's data, pays the reward the run declared."""
+
+    @property
+    def convention(self) -> Convention:
+        """The reading convention behind the reward (the `parser` field, by its concept's name)."""
+        return self.parser
 
 
 SOURCE_OPTIONS = ("prompts", "dataset_path", "revision")
@@ -82,7 +89,10 @@ class BenchmarkConfig(vf.TasksetConfig):
 
     parser: Convention = "medhal"
     """The reading convention behind the reward: medhal, authors or strict (all three are
-    recorded on every trace)."""
+    recorded on every trace). Everywhere else the code calls this a convention; the option
+    keeps the name it was published with, because renaming it would break what users hold:
+    `--taskset.parser` on command lines, `parser = ...` in eval and prime-rl configs, and
+    `task.data.parser` in every trace already written (which `medhal report` reads)."""
     shard: str | None = None
     """`i/k`: run only every k-th selected task starting at the i-th (0-based), keeping each
     task's idx, so k eval processes against one server split a run with no overlap;

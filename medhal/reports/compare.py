@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from medhal.reports import metrics as m
-from medhal.kit.replies import CONVENTIONS
-from medhal.reports.report import Run, _shifted, _statistics, code_versions, run_options
+from medhal.kit.outcomes import CONVENTIONS
+from medhal.reports.provenance import run_code, run_options
+from medhal.reports.report import Run, _shifted, _statistics
 
 UNCOMPARED_OPTIONS = ("shard", "dataset_path", "parser")
 """Options left out of a run's `options` identity: `shard` (the shards of one run differ in
@@ -61,7 +62,7 @@ def identity(report: Mapping[str, Any]) -> dict[str, str]:
     versions, the reading convention, every taskset option but where the data lies and the
     shard (any of them may change the items or the scoring rule), the prompt, the dataset
     and the sampling."""
-    code = code_versions(report)
+    code = run_code(report)
     prompt, dataset = _prompt_and_data(report)
     medhal = str(code.get("medhal", "unknown"))
     return {
@@ -167,7 +168,7 @@ def compare_runs(runs: Sequence[Run], reports: Sequence[Mapping[str, Any]]) -> d
             "models": report["provenance"].get("models"),
             "n": report["n"],
             "convention": report["convention"],
-            "code": code_versions(report),
+            "code": run_code(report),
             "figures": {name: report["conventions"][report["convention"]].get(name) for name in headline},
             "intervals": {
                 name: report["conventions"][report["convention"]].get(f"{name}_ci") for name in headline

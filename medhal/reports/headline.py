@@ -16,24 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS
+from medhal.kit.report_spec import Lead
 
-
-@dataclass(frozen=True)
-class Lead:
-    """What a benchmark's paper reports as its result."""
-
-    statistic: str
-    """The report statistic (`f1_paper`, `macro_accuracy`, `paper_score`)."""
-    name: str
-    """The paper's name for it, as a reader sees it first ("F1 of the hallucinated class")."""
-    per: str | None = None
-    """A group field when the paper gives the figure per group (Med-HALT: per test set);
-    None: one figure for the whole run."""
-
-
-ACCURACY = Lead("accuracy", "accuracy")
-"""The headline of a benchmark that declares none."""
 
 DEMO_COLUMNS = ["benchmark", "headline (as the paper names it)", "value (95% CI)", "items", "errors", "replies read"]
 """The columns of the demo's table (report.md and report.html): each benchmark's headline

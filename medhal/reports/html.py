@@ -42,8 +42,9 @@ from medhal.reports.markdown import (
     scored_by,
     test_text,
 )
-from medhal.kit.replies import CONVENTIONS
-from medhal.kit.untrusted import html_text, printable
+from medhal.kit.outcomes import CONVENTIONS
+from medhal.kit.untrusted import html_text
+from medhal.kit.published import KINDS
 from medhal.reports.headline import DEMO_COLUMNS, lead_rows, ordered_names
 
 READING_NOTES = {
@@ -140,11 +141,6 @@ class Figure(Markup):
     """A number (with its interval) as markup: right-aligned in a table."""
 
     numeric = True
-
-
-clean = printable
-"""Untrusted text made printable (`medhal.kit.untrusted`, shared with report.md and the
-terminal): HTML forbids most control characters, and they would hide what a reply held."""
 
 
 def esc(value: Any) -> str:
@@ -381,8 +377,6 @@ def headline_table(report: Mapping[str, Any], headline: Iterable[str]) -> str:
 
 def published_table(report: Mapping[str, Any]) -> str:
     """The published points beside the run's figures, each labelled as what it is."""
-    from medhal.reports.published import KINDS
-
     marks = {
         "inside CI": '<span class="inside">&#10003; inside</span>',
         "equal": '<span class="inside">&#10003; equal</span>',

@@ -18,7 +18,7 @@ before it has decoded the prompts:
 - `t`: the reasoning returned beside each reply (`reasoning_content`; null without one),
   shown folded and never read.
 
-Texts are cleaned as everywhere in a page (`medhal.reports.html.clean`); escaping is the
+Texts are cleaned as everywhere in a page (`medhal.kit.untrusted.printable`); escaping is the
 page's business (it only ever sets them as text). `withhold` keeps the figures of every
 item but leaves out prompt, reply, reasoning, gold and readings (a published copy must not quote
 upstream rows).
@@ -32,12 +32,12 @@ import zlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS
+from medhal.kit.report_spec import ItemView
+from medhal.kit.untrusted import printable
 from medhal.reports import metrics as m
-from medhal.reports.html import clean
 
 if TYPE_CHECKING:
-    from medhal.reports.report import ItemView
     from medhal.reports.traces import TraceRecord
 
 CHUNK = 2000
@@ -73,7 +73,7 @@ def prompt_text(data: Mapping[str, Any]) -> str | None:
 
 
 def _text(value: Any) -> str | None:
-    return None if value is None else clean(str(value))
+    return None if value is None else printable(str(value))
 
 
 class ItemLog:
@@ -95,12 +95,12 @@ class ItemLog:
         correct = sum(1 << i for i, c in enumerate(CONVENTIONS) if views[c].correct)
         parsed = sum(1 << i for i, c in enumerate(CONVENTIONS) if views[c].parsed)
         rewards = {
-            clean(str(k)): v for k, v in record.rewards.items() if isinstance(v, (int, float)) and math.isfinite(v)
+            printable(str(k)): v for k, v in record.rewards.items() if isinstance(v, (int, float)) and math.isfinite(v)
         }
         gold = first.gold if first.gold is not None else first.data.get("gold")
         row = [
             idx,
-            [clean(g) for g in groups],
+            [printable(g) for g in groups],
             None if self.withhold else _text(gold),
             [self._reading(views[c].pred) for c in CONVENTIONS],
             correct,

@@ -12,9 +12,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS
 from medhal.kit.untrusted import markdown_code, markdown_text
+from medhal.kit.published import KINDS
 from medhal.reports.headline import lead_rows, ordered_names
+from medhal.reports.provenance import run_code
 
 
 class Md(str):
@@ -79,9 +81,7 @@ def table(header: list[str], rows: Iterable[list[Any]]) -> list[str]:
 def scored_by(report: Mapping[str, Any]) -> str:
     """Which code produced the figures: a score is only comparable with scores of the same
     environment version."""
-    from medhal.reports.report import code_versions
-
-    code = code_versions(report)
+    code = run_code(report)
     if not code:
         return "Scored by: unknown code versions (the traces do not record them)."
     environment, version = code.get("environment", "?"), code.get("environment_version", "?")
@@ -282,8 +282,6 @@ def published_lines(report: Mapping[str, Any]) -> list[str]:
     rows = report.get("published") or []
     if not rows:
         return []
-    from medhal.reports.published import KINDS
-
     kinds = dict.fromkeys(r["kind"] for r in rows)
     return [
         "### Published figures (same setting), beside this run's",

@@ -56,7 +56,8 @@ Comparing two runs:
   mcnemar_exact(b, c)                    Exact two-sided McNemar p-value (binomial, p = 1/2),
                                          numerically stable for b + c up to 10^6 and beyond.
 
-numpy and the standard library only (no scipy at run time).
+numpy and the standard library only (no scipy at run time); the statistics an environment
+declares (`ratio`, `f1_ratio`, `safe_ratio`, `Statistic`) are the kit's (`medhal.kit.report_spec`).
 """
 
 from __future__ import annotations
@@ -69,6 +70,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from medhal.kit.report_spec import Statistic as Statistic
+from medhal.kit.report_spec import f1_ratio as f1_ratio
+from medhal.kit.report_spec import ratio as ratio
+from medhal.kit.report_spec import safe_ratio as safe_ratio
 
 INVALID = "INVALID"
 """Prediction column for a reply that could not be parsed."""
@@ -85,8 +91,6 @@ MAX_SINGLETON_KINDS = 4096
 """Distinct rows of cluster-less items stored once with a count; further distinct rows
 (e.g. a continuous score) are stored one row per item, so a dict never outgrows an array."""
 
-Statistic = Callable[[np.ndarray], np.ndarray]
-"""Column totals (n, width) -> one value per row (n,)."""
 
 
 # ---------------------------------------------------------------------------- counts
@@ -352,25 +356,6 @@ def column_totals(table: Table) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- statistics
-
-
-def safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den elementwise, 0.0 where den == 0 (the `safe_div` convention)."""
-    num = np.asarray(num, dtype=float)
-    den = np.asarray(den, dtype=float)
-    out = np.zeros(np.broadcast(num, den).shape)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
-def ratio(num: int, den: int) -> Statistic:
-    """Total of column `num` over total of column `den`: an accuracy or a rate."""
-    return lambda totals: safe_ratio(totals[:, num], totals[:, den])
-
-
-def f1_ratio(tp: int, predicted: int, gold: int) -> Statistic:
-    """F1 = 2·TP / (predicted positives + gold positives), from three columns."""
-    return lambda totals: safe_ratio(2 * totals[:, tp], totals[:, predicted] + totals[:, gold])
 
 
 def resample_totals(

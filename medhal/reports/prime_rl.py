@@ -41,10 +41,6 @@ from medhal.reports.traces import TraceFileError, TraceRecord, parse_trace_line
 
 ROLLOUTS = "rollouts"
 STREAM = "stream"
-LAYOUT_NAMES = {
-    ROLLOUTS: "prime-rl rollouts/step_N/eval/all/traces.jsonl (up to 559b447)",
-    STREAM: "prime-rl monitors/file/traces stream (PR #3444 on)",
-}
 _STEP_DIR = re.compile(r"step_(\d{1,12})")
 
 

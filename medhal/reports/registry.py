@@ -13,7 +13,7 @@ from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 
-from medhal.reports.report import ReportSpec
+from medhal.kit.report_spec import ReportSpec
 
 ENTRY_POINT_GROUP = "medhal.environments"
 

@@ -1,7 +1,7 @@
 """Benchmark reports from saved rollouts: figures under every reading convention, with
 intervals, completeness checks and provenance.
 
-A benchmark describes its report with a `ReportSpec`: the counts it adds up for each item,
+A benchmark describes its report with a `ReportSpec` (`medhal.kit.report_spec`): the counts it adds up for each item,
 named (a NamedTuple such as MedHallu's `tp`, `pred_pos`; every report also counts `n`,
 `correct`, `parsed` and `error` itself), the statistics it reports as functions of the
 totals (an accuracy, an F1, a score), its groups and clusters. Everything else is shared
@@ -39,16 +39,14 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from medhal.reports import metrics as m
-from medhal.kit.outcomes import READINGS, correct_key, parsed_key
-from medhal.reports.headline import ACCURACY, Lead, lead_block
-from medhal.reports.items import ItemLog
-from medhal.reports.published import Published
-from medhal.reports.published import run_options as run_options
-from medhal.reports.published import comparison as published_comparison
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS, READINGS, correct_key, parsed_key
+from medhal.kit.report_spec import BASE_COLUMNS, ItemView, Ratio, ReportSpec, Statistic
 from medhal.kit.shards import parse_shard
+from medhal.reports import metrics as m
+from medhal.reports.headline import lead_block
+from medhal.reports.items import ItemLog
 from medhal.reports.prime_rl import Expected
+from medhal.reports.published import comparison as published_comparison
 from medhal.reports.traces import (
     MAX_MAGNITUDE,
     TraceFileError,
@@ -58,146 +56,7 @@ from medhal.reports.traces import (
     resolve_trace_file,
 )
 
-Statistic = m.Statistic
-BASE_COLUMNS = ("n", "correct", "parsed", "error")
-"""Columns every report counts itself, for every item: 1, right, read, errored."""
 _OUTCOME_KEYS = {c: (correct_key(c), parsed_key(c)) for c in CONVENTIONS}
-
-
-@dataclass(frozen=True)
-class Ratio:
-    """Total of column `num` over total of column `den` (an accuracy, a rate), a figure
-    that does not apply where nothing is in its denominator: Med-HALT's IR accuracy of a
-    run of reasoning sets is no figure at all, not 0 (`_figures` reports None)."""
-
-    num: int
-    den: int
-
-    def __call__(self, totals: np.ndarray) -> np.ndarray:
-        return m.safe_ratio(totals[:, self.num], totals[:, self.den])
-
-
-class Columns:
-    """The columns of a benchmark's per-item vector, and statistics over them by name: the
-    `BASE_COLUMNS`, then the benchmark's own counts, named by the fields of `counts` (a
-    NamedTuple class whose instances `ReportSpec.item_counts` returns)."""
-
-    def __init__(self, counts: type[tuple[float, ...]] | None = None) -> None:
-        own: tuple[str, ...] = getattr(counts, "_fields", ())
-        if counts is not None and not own:
-            raise ValueError(f"counts must be a NamedTuple class, got {counts!r}")
-        clash = sorted(set(own) & set(BASE_COLUMNS))
-        if clash:
-            raise ValueError(f"{counts.__name__} repeats the base columns {clash}")  # type: ignore[union-attr]
-        self.counts = counts
-        self.names = (*BASE_COLUMNS, *own)
-        self.index = {name: i for i, name in enumerate(self.names)}
-
-    def __getitem__(self, name: str) -> int:
-        return self.index[name]
-
-    def ratio(self, num: str, den: str) -> Statistic:
-        return Ratio(self[num], self[den])
-
-    def f1(self, tp: str, predicted: str, gold: str) -> Statistic:
-        return m.f1_ratio(self[tp], self[predicted], self[gold])
-
-    def linear(self, weights: Mapping[str, float], den: str | float) -> Statistic:
-        """(sum of weight * column) / den, where den is a column or a constant."""
-        pairs = [(self[name], w) for name, w in weights.items()]
-
-        def statistic(totals: np.ndarray) -> np.ndarray:
-            num = np.zeros(len(totals))
-            for i, w in pairs:
-                num = num + w * totals[:, i]
-            denominator = totals[:, self[den]] if isinstance(den, str) else np.full(len(totals), float(den))
-            return m.safe_ratio(num, denominator)
-
-        return statistic
-
-
-@dataclass(frozen=True)
-class ItemView:
-    """One rollout under one reading convention, as a benchmark's `item_counts` sees it."""
-
-    data: Mapping[str, Any]
-    """The task's data (`task.data`)."""
-    gold: str | None
-    pred: str
-    """The label read (a class, or a benchmark's own answer text), INVALID or ERROR."""
-    correct: bool
-    parsed: bool
-    errored: bool
-    metrics: Mapping[str, float]
-    convention: str = "medhal"
-    """The reading convention this view is under (a benchmark may record outcomes per
-    convention, e.g. `<outcome>_<convention>`)."""
-
-
-@dataclass(frozen=True)
-class ReportSpec:
-    benchmark: str
-    """The environment id; every trace's `task.data.benchmark` must equal it."""
-    title: str
-    columns: Columns
-    item_counts: Callable[[ItemView], tuple[float, ...]] | None = None
-    """The benchmark's own counts of one item under one convention, an instance of
-    `columns.counts` (None when the benchmark counts nothing beyond the `BASE_COLUMNS`)."""
-    statistics: Mapping[str, Statistic] = field(default_factory=dict)
-    """Figures reported, by name, as functions of column totals (accuracy, parse_rate and
-    error_rate are always reported)."""
-    headline: tuple[str, ...] = ("accuracy",)
-    """Statistics shown for every convention, with intervals, in the table by reading
-    convention."""
-    lead: Lead = ACCURACY
-    """The benchmark's headline as its paper reports it, shown first everywhere
-    (`medhal.reports.headline`)."""
-    group_fields: tuple[str, ...] = ()
-    """TaskData fields to break results down by."""
-    macro_field: str | None = None
-    """The field whose groups the macro figures average over (unweighted)."""
-    macro_groups: tuple[str, ...] = ()
-    """Every value of `macro_field` in the complete benchmark, in display order."""
-    macro_statistics: Mapping[str, Statistic] = field(
-        default_factory=lambda: {"accuracy": m.ratio(BASE_COLUMNS.index("correct"), BASE_COLUMNS.index("n"))}
-    )
-    """Figures averaged over the macro groups, as functions of the totals of the
-    `BASE_COLUMNS` (n, correct, parsed, error) of one group."""
-    cluster_field: str | None = None
-    """TaskData field naming the source an item shares with others (bootstrap clusters)."""
-    provenance_field: str | None = None
-    """TaskData field within which every trace must share one provenance (e.g. a test set
-    loaded from its own file); None: one provenance for the whole run."""
-    gold_field: str | None = None
-    classes: tuple[str, ...] = ()
-    """Gold classes: a confusion matrix and per-class precision/recall/F1 when given."""
-    pred_only_classes: tuple[str, ...] = ()
-    """Predicted labels that are never gold (an abstention): extra confusion columns."""
-    full_size: int | None = None
-    """Items of the complete benchmark: a run is paper-comparable only with all of them."""
-    notes: tuple[str, ...] = ()
-    published: tuple[Published, ...] = ()
-    group_sizes: Mapping[str, int] = field(default_factory=dict)
-    """Items of each complete macro group (a test set, a component): a run that covers one
-    group completely is comparable with the figures published for that group."""
-    figure_labels: Mapping[str, str] = field(default_factory=dict)
-    """A reader's name for each of the benchmark's statistics ("F1, paper convention"),
-    shown beside the code name in report.md and report.html (`figure_labels`)."""
-    content_fields: tuple[str, ...] | None = None
-    """The task-data fields the environment's TaskData subclass declares (beside
-    BenchmarkData's, which every report digests: `BENCHMARK_FIELDS`): what says which item
-    a task is, so that two runs are paired task by task only where these agree
-    (`content_digest`). verifiers' own TaskData fields are never among them: they differ by
-    verifiers line (0.2 writes `timeout` and `resources`, 0.4 `artifacts`, `skills`, ...), and
-    the same item must pair with itself on every line. None: every field but `RUN_FIELDS`
-    (for a benchmark that declares nothing)."""
-    vote_key: Callable[[ItemView], str] | None = None
-    """One rollout's answer as the benchmark's rule compares it: the rollouts of a task whose
-    keys are equal gave the same answer, and a majority vote counts keys. A benchmark whose
-    rule accepts several spellings of one answer (Med-HALT compares case- and space-blind
-    texts, any phrasing of "I do not know") must give them one key, or one right answer
-    spelt two ways splits its votes. None: the label read (`ItemView.pred`: a class,
-    INVALID or ERROR), right for a benchmark whose readings are its classes."""
 
 
 BASE_LABELS = {
@@ -1182,23 +1041,6 @@ def provenance_counts(run: Run) -> dict[str, Any]:
         "selection": len(run.selections),
         "sampling": len(run.sampling),
     }
-
-
-def code_versions(report: Mapping[str, Any]) -> dict[str, Any]:
-    """{environment, environment_version, medhal, verifiers} from the report's provenance
-    (the first provenance record that names them)."""
-    data = report.get("provenance", {}).get("data")
-    records: list[Any] = []
-    if isinstance(data, dict) and "code" in data:
-        records = [data]
-    elif isinstance(data, dict):
-        records = [v for vs in data.values() for v in (vs if isinstance(vs, list) else [vs])]
-    elif isinstance(data, list):
-        records = data
-    for record in records:
-        if isinstance(record, dict) and isinstance(record.get("code"), dict):
-            return dict(record["code"])
-    return {}
 
 
 # ----------------------------------------------------------------------------- writing

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from medhal.kit.files import StagedFiles
 from medhal.kit.untrusted import one_line
-from medhal.reports.markdown import to_markdown
+from medhal.reports.markdown import completeness_problems, to_markdown
 from medhal.reports.registry import report_spec
 from medhal.reports.traces import TraceFileError, configured_rollouts, iter_traces, resolve_trace_file
 
@@ -71,40 +71,18 @@ def error_rate_problems(reports: Sequence[Mapping[str, Any]], max_error_rate: fl
     return problems
 
 
-def completeness_problems(reports: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line per run that is not whole: missing tasks, task ids outside the selection,
-    duplicated traces, tasks short of (or over) their rollouts, mixed provenance."""
-    problems = []
-    for r in reports:
-        parts = []
-        if r.get("n_expected") is None:
-            parts.append("the traces do not record how many tasks the run selected")
-        if r.get("n_missing"):
-            parts.append(f"{r['n_missing']} of {r['n_expected']} tasks missing")
-        if r.get("n_outside"):
-            parts.append(f"{r['n_outside']} task ids outside the selection")
-        elif r.get("ids_match_selection") is False:
-            parts.append("task ids differ from the selection")
-        if r.get("n_duplicates"):
-            parts.append(f"{r['n_duplicates']} duplicated trace{'s' if r['n_duplicates'] != 1 else ''}")
-        rollouts = r.get("rollouts") or {}
-        if rollouts.get("n_short_tasks"):
-            parts.append(f"{rollouts['n_short_tasks']} tasks short of {rollouts['per_task']} rollouts")
-        if rollouts.get("n_extra_rollouts"):
-            parts.append(f"{rollouts['n_extra_rollouts']} rollouts over {rollouts['per_task']} per task")
-        if r.get("mixed_provenance") or rollouts.get("mixed"):
-            parts.append("mixed provenance")
-        if r.get("episodes_match_plan") is False:
-            planned, tasks = r["episodes_planned"], r["n_expected"]
-            parts.append(f"prime-rl planned {planned} episodes, not {tasks} tasks' rollouts")
-        if parts:
-            problems.append(
-                f"{one_line(r['source'])}: incomplete run ({', '.join(parts)}); --allow-incomplete to accept it"
-            )
-    return problems
+def incomplete_runs(reports: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per run that is not whole, saying why as its report.md does
+    (`medhal.reports.markdown.completeness_problems`: missing tasks, task ids outside the
+    selection, repeated traces, tasks short of or over their rollouts, mixed provenance)."""
+    return [
+        f"{one_line(r['source'])}: incomplete run ({'; '.join(problems)}); --allow-incomplete to accept it"
+        for r in reports
+        if (problems := completeness_problems(r))
+    ]
 
 
-def _benchmark_of(path: Path) -> str:
+def benchmark_of(path: Path) -> str:
     """The benchmark a trace file is for, from its first trace, resolved through the
     installed environments (never imported by name: the file is untrusted)."""
     from medhal.reports.registry import UnknownEnvironment, entry_point
@@ -180,7 +158,7 @@ def read_runs(
                 f"{paths[0]}: --merge reads the shards of one eval run; a prime-rl eval epoch is "
                 "one run already"
             )
-        spec = report_spec(env_id or _benchmark_of(files[0]))
+        spec = report_spec(env_id or benchmark_of(files[0]))
         run = Run(spec, " + ".join(map(str, files)), merged=True, view=ItemLog(spec.group_fields))
         for file in files:
             run.expect_rollouts(configured_rollouts(file))
@@ -206,7 +184,7 @@ def read_runs(
     epochs = []
     for (file, epoch), out in zip(inputs, outs, strict=True):
         if epoch is None:
-            spec = report_spec(env_id or _benchmark_of(file))
+            spec = report_spec(env_id or benchmark_of(file))
             view = ItemLog(spec.group_fields)
             groups.append((read_run(file, spec, keep_items=len(inputs) > 1, view=view), out))
         else:
@@ -243,7 +221,7 @@ def prime_rl_inputs(paths: list[Path], env_id: str | None) -> list[tuple[Path, E
 
 def _known_benchmark(epoch: Epoch) -> bool:
     """Whether the epoch is a medhal environment's: its first task names a benchmark (else
-    another project's), resolved through the installed environments as `_benchmark_of` does."""
+    another project's), resolved through the installed environments as `benchmark_of` does."""
     from medhal.reports.registry import UnknownEnvironment, entry_point
 
     if epoch.benchmark is None:

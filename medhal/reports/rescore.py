@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medhal.kit.outcomes import READINGS, correct_key, parsed_key
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS, READINGS, correct_key, parsed_key
 from medhal.kit.untrusted import markdown_code, markdown_text
 from medhal.reports.metrics import ERROR, INVALID
 from medhal.reports.traces import (
@@ -305,9 +304,9 @@ def compare(
 
 def run_side(report: Mapping[str, Any]) -> dict[str, Any]:
     """One side of the comparison: its traces, the code that scored them, its convention."""
-    from medhal.reports.report import code_versions
+    from medhal.reports.provenance import run_code
 
-    return {"source": report["source"], "code": code_versions(report), "convention": report["convention"]}
+    return {"source": report["source"], "code": run_code(report), "convention": report["convention"]}
 
 
 def headline_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from typing import IO
 
 import httpx
 
-from medhal.serving.server_process import ServerProcess, signal_group
+from medhal.serving.server_process import ServerProcess, signal_group, unused_port
 
 MODEL_NAME = "smollm2-135m-instruct"
 """The name the server answers to (`--model_alias`); pass it as `-m` / `model=`."""
@@ -159,12 +158,6 @@ def find_gguf() -> Path:
     )
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
 def _server_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k.lower() not in _SERVER_SETTING_NAMES}
     # Idle OpenMP threads sleep instead of spinning: on a small machine shared with the eval
@@ -244,7 +237,7 @@ class LocalModel(ServerProcess):
             if self.gguf is None:
                 self.gguf = find_gguf()
             if self.port is None:
-                self.port = free_port(self.host)
+                self.port = unused_port(self.host)
             if self.log_path is None:
                 fd, name = tempfile.mkstemp(prefix="medhal-local-model-", suffix=".log")
                 os.close(fd)

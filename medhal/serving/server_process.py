@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import socket
 import subprocess
 import weakref
 from typing import Any, Self
@@ -20,6 +21,24 @@ def signal_group(pgid: int, sig: int) -> None:
     """Send `sig` to a process group that may already be gone."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+def unused_port(host: str = "127.0.0.1") -> int:
+    """A port the system hands out as unused on `host` now (bind to port 0, read it back)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def port_available(host: str, port: int) -> bool:
+    """Whether a server could listen on host:port now (SO_REUSEADDR, as uvicorn binds)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 _running: weakref.WeakSet[ServerProcess] = weakref.WeakSet()

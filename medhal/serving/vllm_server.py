@@ -22,7 +22,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -33,8 +32,7 @@ from typing import IO
 
 import httpx
 
-from medhal.serving.local_model import free_port
-from medhal.serving.server_process import ServerProcess, signal_group
+from medhal.serving.server_process import ServerProcess, port_available, signal_group, unused_port
 
 MIN_VERSION = (0, 10, 0)
 """Oldest vLLM whose `vllm serve` takes every flag this module passes (`--data-parallel-size`
@@ -182,17 +180,6 @@ def visible_gpus(env: Mapping[str, str] | None = None) -> int:
     if masked is not None:
         count = min(count, len([d for d in masked.split(",") if d.strip()]))
     return count
-
-
-def port_free(host: str, port: int) -> bool:
-    """Whether a server could listen on host:port now (SO_REUSEADDR, as uvicorn binds)."""
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True
 
 
 # --- reading the log of a failed start -----------------------------------------------------------
@@ -389,8 +376,8 @@ class VllmServer(ServerProcess):
                         f"{self.data_parallel_size} needs {needed} GPUs; {gpus} visible"
                     )
             if self.port is None:
-                self.port = free_port(self.host)
-            elif not port_free(self.host, self.port):
+                self.port = unused_port(self.host)
+            elif not port_available(self.host, self.port):
                 raise PortTaken(
                     f"port {self.port} on {self.host} is taken; choose another --port, "
                     "or leave --port out for a free one"

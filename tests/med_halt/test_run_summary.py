@@ -26,7 +26,7 @@ import pytest
 from aiohttp import web
 
 from medhal.kit.lines import LINE
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS
 from tests.running import eval_main, medhal_main
 from tests.scripted_endpoint import ScriptedEndpoint
 from tests.test_cross_line import demo_options, last_user_text, line_eval, scripted_replies

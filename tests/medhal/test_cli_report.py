@@ -70,7 +70,7 @@ def test_duplicated_traces_fail_unless_allowed(scored, tmp_path):
     traces.write_text(traces.read_text() * 2)  # cat traces.jsonl traces.jsonl
     proc = medhal("report", str(run), "--no-plots")
     assert proc.returncode == 1
-    assert "6 duplicated traces" in proc.stderr
+    assert "6 traces repeat the same trace of a task" in proc.stderr
     report = json.loads((run / "report.json").read_text())
     assert (report["n"], report["n_duplicates"]) == (12, 6)
     assert "Incomplete run" in (run / "report.md").read_text()
@@ -83,7 +83,7 @@ def test_a_killed_run_fails_and_names_the_gap(scored, tmp_path):
     lines = traces.read_text().splitlines(keepends=True)
     traces.write_text("".join(lines[:4]))  # idx 4 and 5 never written
     proc = medhal("report", str(run), "--no-plots", "--max-error-rate", "1")
-    assert proc.returncode == 1 and "2 of 6 tasks missing" in proc.stderr
+    assert proc.returncode == 1 and "2 of 6 tasks have no trace" in proc.stderr
     report = json.loads((run / "report.json").read_text())
     assert (report["n_missing"], report["missing_idx"]) == (2, [4, 5])
 

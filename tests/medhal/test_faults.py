@@ -20,7 +20,6 @@ from __future__ import annotations
 import collections
 import json
 import re
-import socket
 import subprocess
 import threading
 from pathlib import Path
@@ -28,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from medhal.kit.harness import MAX_RETRIES
+from medhal.serving.server_process import unused_port
 from tests.conftest import BIN, run_eval
 from tests.medfact_bench.fixtures import LABELS
 from tests.medfact_bench.fixtures import rows as medfact_rows
@@ -288,16 +288,10 @@ def test_resume_reruns_only_failed(mixed):
 # ---------------------------------------------------------------------------- connection refused
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_connection_refused_then_resume(tmp_path):
     n = 6
     dataset = write_jsonl(tmp_path / "medfact.jsonl", medfact_rows(n))
-    port = free_port()
+    port = unused_port()
     out = tmp_path / "run"
     rows = by_idx(
         run_eval(

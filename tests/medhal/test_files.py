@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from medhal.kit.files import atomic_open, atomic_write_bytes, atomic_write_text
+from medhal.kit.files import atomic_open, atomic_write_text
 
 
 def leftovers(directory) -> list[str]:
@@ -17,8 +17,6 @@ def test_write_replaces_the_file(tmp_path):
     target.write_text("old")
     assert atomic_write_text(target, "new ✓") == target
     assert target.read_text(encoding="utf-8") == "new ✓"
-    atomic_write_bytes(tmp_path / "plot.png", b"\x89PNG")
-    assert (tmp_path / "plot.png").read_bytes() == b"\x89PNG"
     assert leftovers(tmp_path) == []
 
 

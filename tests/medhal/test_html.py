@@ -22,11 +22,12 @@ from typing import NamedTuple
 
 import pytest
 
+from medhal.kit.published import Published
+from medhal.kit.report_spec import Columns, ItemView, ReportSpec
 from medhal.reports.compare import compare_runs
 from medhal.reports.html import ITEM_VIEW_SCRIPT, comparison_html, report_html, script_hash
 from medhal.reports.markdown import comparison_markdown, to_markdown
-from medhal.reports.published import Published
-from medhal.reports.report import Columns, ItemView, ReportSpec, build_report, read_run
+from medhal.reports.report import build_report, read_run
 from medhal.reports.report_files import render
 from tests.conftest import BIN
 from tests.medfact_bench.fixtures import score_demo

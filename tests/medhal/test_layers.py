@@ -7,12 +7,16 @@ imports verifiers or an environment's taskset (reports must be cheap).
     serving   ->  (nothing of medhal)
     kit       ->  (nothing of medhal)
 
-Environments import the kit and the reports' spec, never serving or commands; bench/ and
-scripts/ measure and check the library, never the commands' internals."""
+Environments import the kit only (their report is declared with the kit's types, and the
+report engine reads it); bench/ and scripts/ measure and check the library, never the
+commands' internals. Every import counts, at any depth (in functions, under TYPE_CHECKING):
+an import run late is still an arrow, and a circle of them is a module that cannot be
+understood alone."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +24,7 @@ from pathlib import Path
 import pytest
 
 import medhal
+from medhal.kit import contract
 
 PACKAGE = Path(medhal.__file__).parent
 ROOT = PACKAGE.parent
@@ -140,13 +145,21 @@ def test_argparse_printing_and_exit_codes_only_in_the_commands():
     assert len(command_line_uses(PACKAGE / "commands" / "cli.py")) >= 3
 
 
-@pytest.mark.parametrize("folder", ["environments", "bench", "scripts"])
-def test_outside_medhal_only_the_kit_and_the_reports_are_imported(folder):
-    """Environments are built from the kit and describe their reports with the reports'
-    spec; bench/ and scripts/ drive the library, and start the commands only as programs."""
-    allowed = {"kit", "reports"} if folder == "environments" else {"kit", "reports", "serving"}
+ENVIRONMENT_FOLDERS = [env.folder for env in contract.environments(ROOT, tests=True)]
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [*ENVIRONMENT_FOLDERS, ROOT / "bench", ROOT / "scripts"],
+    ids=lambda p: p.relative_to(ROOT).as_posix(),
+)
+def test_outside_medhal_only_the_public_layers_are_imported(folder):
+    """Environments are built from the kit, their reports declared with its types (the engine
+    reads them; no environment imports it); bench/ and scripts/ drive the library, and start
+    the commands only as programs."""
+    allowed = {"kit"} if folder in ENVIRONMENT_FOLDERS else {"kit", "reports", "serving"}
     problems = []
-    for path in sorted((ROOT / folder).rglob("*.py")):
+    for path in sorted(folder.rglob("*.py")):
         for target in sorted(imported(path)):
             if target.split(".")[0] == "medhal" and target != "medhal" and layer_of(target) not in allowed:
                 problems.append(f"{path.relative_to(ROOT)} -> {target}")
@@ -154,9 +167,9 @@ def test_outside_medhal_only_the_kit_and_the_reports_are_imported(folder):
 
 
 def module_imports() -> dict[str, set[str]]:
-    """medhal module -> the medhal modules it imports at module level (imports inside
-    functions run later, on demand, and cannot form a circle at import time)."""
-    graph = {module_name(p): imported(p, top_level_only=True) for p in medhal_modules()}
+    """medhal module -> the medhal modules it imports, at any depth: an import inside a
+    function closes a circle as surely as one at the top (it only hides it until it runs)."""
+    graph = {module_name(p): imported(p) for p in medhal_modules()}
     return {k: {d for d in v if d in graph and d != k} for k, v in graph.items()}
 
 
@@ -213,12 +226,70 @@ MAX_FUNCTION_LINES = 60
 """A function of the shared library fits on a screen, docstring included."""
 
 
-def test_every_function_fits_on_a_screen():
+def long_functions(paths: list[Path]) -> list[str]:
+    """`path:function: N lines` for every function over MAX_FUNCTION_LINES."""
     long = []
-    for path in medhal_modules():
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lines = node.end_lineno - node.lineno + 1
                 if lines > MAX_FUNCTION_LINES:
-                    long.append(f"{module_name(path)}.{node.name}: {lines} lines")
-    assert not long, long
+                    long.append(f"{path.relative_to(ROOT)}:{node.name}: {lines} lines")
+    return long
+
+
+def test_every_function_fits_on_a_screen():
+    assert long_functions(medhal_modules()) == []
+
+
+def private_or_internal_imports(path: Path) -> list[str]:
+    """What a module of bench/ takes that is not a public surface: a module of tests/ or
+    scripts/ (they run as programs), a private name of medhal, or tests/ or scripts/ put on
+    `sys.path` to reach them."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            root = node.module.split(".")[0]
+            if root in ("tests", "scripts"):
+                found.append(f"{node.lineno}: from {node.module}")
+            elif root == "medhal":
+                found += [
+                    f"{node.lineno}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")
+                ]
+        elif isinstance(node, ast.Import):
+            found += [
+                f"{node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] in ("tests", "scripts")
+            ]
+        elif (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func) == "sys.path.insert"
+            and re.search(r"['\"](scripts|tests)['\"]", ast.unparse(node))
+        ):
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_bench_uses_only_public_surfaces():
+    found = {
+        path.name: problems
+        for path in sorted((ROOT / "bench").glob("*.py"))
+        if (problems := private_or_internal_imports(path))
+    }
+    assert found == {}
+
+
+def test_the_public_surface_check_finds_each_kind(tmp_path):
+    bad = tmp_path / "b.py"
+    bad.write_text(
+        "import sys\nfrom tests.scripted_endpoint import Fault\nimport scripts.x\n"
+        "from medhal.reports.report_files import _benchmark_of, render\n"
+        'sys.path.insert(0, str(ROOT / "scripts"))\n'
+    )
+    assert [p.split(":")[0] for p in private_or_internal_imports(bad)] == ["2", "3", "4", "5"]
+
+
+@pytest.mark.parametrize("folder", ["bench", "scripts"])
+def test_every_function_of_bench_and_scripts_fits_on_a_screen(folder):
+    assert long_functions(sorted((ROOT / folder).glob("*.py"))) == []

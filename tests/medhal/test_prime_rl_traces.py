@@ -206,7 +206,7 @@ def test_a_task_missing_inside_the_run_is_missing(layout, tmp_path):
     file = root / (EVAL_FILE if layout == ROLLOUTS else STREAM_FILE)
     drop(file, lambda r: not is_task(r, "medhallu", 2))
     code, err = report(str(root))
-    assert code == 1 and "medhallu" in err and "1 of 6 tasks missing" in err
+    assert code == 1 and "medhallu" in err and "1 of 6 tasks have no trace" in err
     got = epoch_report(root, "medhallu")
     assert (got["n_missing"], got["missing_idx"], got["complete"]) == (1, [2], False)
 
@@ -223,7 +223,7 @@ def test_a_cut_tail_shows_only_against_prime_rls_plan(tmp_path):
     assert (judged["n_expected"], judged["complete"]) == (5, True)
     assert "tasks 0 to the highest idx seen" in judged["expected_from"]
     code, err = report(str(new))
-    assert code == 1 and "1 of 6 tasks missing" in err
+    assert code == 1 and "1 of 6 tasks have no trace" in err
     planned = epoch_report(new, "medhallu")
     assert (planned["n_expected"], planned["missing_idx"], planned["episodes_planned"]) == (6, [5], 12)
 
@@ -234,7 +234,7 @@ def test_a_short_group_makes_the_run_incomplete(tmp_path):
     first = next(i for i, line in enumerate(lines) if '"name":"med-halt"' in line)
     (root / EVAL_FILE).write_text("".join(lines[:first] + lines[first + 1 :]))
     code, err = report(str(root))
-    assert code == 1 and "1 tasks short of 2 rollouts" in err
+    assert code == 1 and "1 tasks lack 1 of their 2 rollouts each" in err
     assert not epoch_report(root, "med-halt")["complete"]
 
 
@@ -253,7 +253,7 @@ def test_a_repeated_line_is_a_duplicate(tmp_path):
     (root / STREAM_FILE).write_text("".join([*lines, lines[0]]))
     (root / "monitors/file/traces/stream.index.jsonl").unlink()
     code, err = report(str(root))
-    assert code == 1 and "1 duplicated trace" in err
+    assert code == 1 and "1 trace repeats the same trace of a task" in err
 
 
 def test_an_episode_that_failed_before_its_trace_is_an_errored_rollout(tmp_path):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from medhal.kit.published import KINDS, Published, published_row
 from medhal.reports.markdown import to_markdown
-from medhal.reports.published import KINDS, Published, published_row
 from medhal.reports.registry import report_spec
 from medhal.reports.report import build_report, read_run
 

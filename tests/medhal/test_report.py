@@ -11,11 +11,9 @@ from typing import NamedTuple
 
 import pytest
 
+from medhal.kit.report_spec import Columns, ItemView, ReportSpec
 from medhal.reports.markdown import to_markdown
 from medhal.reports.report import (
-    Columns,
-    ItemView,
-    ReportSpec,
     Run,
     SeenIds,
     TopCounts,
@@ -280,7 +278,7 @@ def test_published_figures_of_a_complete_group_are_shown_without_the_whole_bench
     when the benchmark has more sets (e.g. `medhal reproduce` runs the sets one by one)."""
     from dataclasses import replace
 
-    from medhal.reports.published import Published
+    from medhal.kit.published import Published
 
     spec = replace(
         TOY,
@@ -455,7 +453,7 @@ PART_SPEC_KW: dict = {}
 def _part_spec(**changes):
     from dataclasses import replace
 
-    from medhal.reports.published import Published
+    from medhal.kit.published import Published
 
     def figure(model: str, value: float, group: str = "", setting: tuple = ()) -> Published:
         return Published(model, setting, "accuracy", group, value, f"source of {model}")
@@ -680,24 +678,24 @@ def test_provenance_is_summarised_once_when_shared_and_listed_when_not(tmp_path)
     assert mixed["mixed_provenance"] and not mixed["complete"]
 
 
-def test_run_options_and_code_versions_are_found_in_every_provenance_shape():
-    from medhal.reports.report import code_versions, run_options
+def test_run_options_and_run_code_are_found_in_every_provenance_shape():
+    from medhal.reports.provenance import run_code, run_options
 
     code = {"medhal": "9.9.9"}
     one = {"provenance": {"data": {"options": {"parser": "strict"}, "code": code}}}
-    assert run_options(one) == {"parser": "strict"} and code_versions(one) == code
+    assert run_options(one) == {"parser": "strict"} and run_code(one) == code
     # One provenance per test set (a dict of records), a set with two (a list): the first found.
     per_set = {
         "provenance": {"data": {"s1": {"options": {"x": 1}, "code": code}, "s2": {"options": {"x": 2}}}}
     }
-    assert run_options(per_set) == {"x": 1} and code_versions(per_set) == code
+    assert run_options(per_set) == {"x": 1} and run_code(per_set) == code
     listed = {"provenance": {"data": {"s1": [{"dataset": "d"}, {"code": code}]}}}
-    assert code_versions(listed) == code
+    assert run_code(listed) == code
     # Several provenances for the whole run (a list), traces without one (None) among them.
     several = {"provenance": {"data": [None, {"dataset": "d"}, {"options": {"x": 3}, "code": code}]}}
-    assert run_options(several) == {"x": 3} and code_versions(several) == code
+    assert run_options(several) == {"x": 3} and run_code(several) == code
     for nothing in ({}, {"provenance": {"data": None}}, {"provenance": {"data": {"dataset": "d"}}}):
-        assert run_options(nothing) == {} and code_versions(nothing) == {}
+        assert run_options(nothing) == {} and run_code(nothing) == {}
 
 
 def test_macro_interval_is_the_interval_of_the_macro_figure(tmp_path):

@@ -227,4 +227,7 @@ def test_report_exits_1_on_ids_outside_the_selection(tmp_path):
     traces.write_text("\n".join(lines) + "\n")
     proc = medhal_main("report", str(run), "--no-plots")
     assert proc.returncode == 1
-    assert "1 task ids outside the selection" in proc.stderr and "1 of 6 tasks missing" in proc.stderr
+    assert (
+        "1 task ids are outside the run's selection" in proc.stderr
+        and "1 of 6 tasks have no trace" in proc.stderr
+    )

@@ -285,7 +285,7 @@ def test_eval_with_three_rollouts_then_report_exits_0_with_pass_at_k(tmp_path):
     traces = tmp_path / "run" / "traces.jsonl"
     traces.write_text(traces.read_text() + traces.read_text().splitlines()[0] + "\n")
     proc = medhal_main("report", str(tmp_path / "run"), "--no-plots")
-    assert proc.returncode == 1 and "1 duplicated trace" in proc.stderr
+    assert proc.returncode == 1 and "1 trace repeats the same trace of a task" in proc.stderr
     # A config.toml that is not TOML: one line naming it, exit 2.
     (tmp_path / "run" / "config.toml").write_text("num_rollouts = [")
     proc = medhal_main("report", str(tmp_path / "run"), "--no-plots")

@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from medhal.commands.cli import build_parser
-from medhal.serving.local_model import free_port
+from medhal.serving.server_process import unused_port
 from tests.running import clean_exit_2, medhal_main
 
 
@@ -41,7 +41,7 @@ def test_an_ipv6_host_gets_a_free_port():
             s.bind(("::1", 0))
     except OSError:
         pytest.skip("no IPv6 loopback on this machine")
-    port = free_port("::1")
+    port = unused_port("::1")
     with socket.socket(socket.AF_INET6) as s:
         s.bind(("::1", port))  # free indeed
 

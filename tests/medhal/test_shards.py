@@ -60,8 +60,8 @@ def test_a_missing_shard_is_a_gap_and_a_repeated_one_is_overlap(shards, tmp_path
     twice = report("--merge", str(shards / "shard0"), str(shards / "shard0"), "-o", str(tmp_path / "twice"))
     assert (
         twice.returncode == 1
-        and "3 duplicated traces" in twice.stderr
-        and "3 of 6 tasks missing" in twice.stderr
+        and "3 traces repeat the same trace of a task" in twice.stderr
+        and "3 of 6 tasks have no trace" in twice.stderr
     )
     data = json.loads((tmp_path / "twice" / "report.json").read_text())
     assert data["missing_idx"] == [1, 3, 5]

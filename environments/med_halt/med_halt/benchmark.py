@@ -19,7 +19,7 @@ from pathlib import Path
 from medhal.kit.assets import Asset, BundledFile
 from medhal.kit.datasets import HubDataset
 from medhal.kit.fetch import HubSplit, Needs
-from medhal.reports.published import load as load_published
+from medhal.kit.published import load as load_published
 
 ENV_ID = "med-halt"
 DATASET = HubDataset(id="openlifescienceai/Med-HALT", revision="d1e8d04295742df7abc485062344fe328e141395")

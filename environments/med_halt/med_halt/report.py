@@ -21,9 +21,8 @@ from typing import NamedTuple
 from med_halt.benchmark import ENV_ID, FAKE, FCT, FULL_SIZE, PUBLISHED, SETS
 from med_halt.rows import normalize_text
 from med_halt.scoring import ITEM_OUTCOMES, VERDICT_CORRECT, outcome_key
-from medhal.kit.replies import CONVENTIONS
-from medhal.reports.headline import Lead
-from medhal.reports.report import Columns, ItemView, ReportSpec
+from medhal.kit.outcomes import CONVENTIONS
+from medhal.kit.report_spec import Columns, ItemView, Lead, ReportSpec
 
 RIGHT, WRONG = 1.0, -0.25
 CODE_DIVISOR = 100

@@ -31,8 +31,7 @@ from typing import Any, Protocol
 from med_halt.benchmark import FAKE, FCT, LINK_SETS, NOTA, SETS, TITLE_SETS
 from med_halt.replies import Reading, read_all
 from med_halt.rows import UNKNOWN, is_decline_text, normalize_text, pubmed_id, same_text
-from medhal.kit.outcomes import CORRECT, PARSED, READINGS, correct_key, parsed_key
-from medhal.kit.replies import CONVENTIONS
+from medhal.kit.outcomes import CONVENTIONS, CORRECT, PARSED, READINGS, correct_key, parsed_key
 
 FAKE_RULES = ("decline", "keywords")
 IR_RULES = ("exact", "normalized")

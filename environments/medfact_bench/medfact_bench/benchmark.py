@@ -11,7 +11,7 @@ from pathlib import Path
 
 from medhal.kit.datasets import HubDataset
 from medhal.kit.fetch import HubSplit, Needs
-from medhal.reports.published import load as load_published
+from medhal.kit.published import load as load_published
 
 ENV_ID = "medfact-bench"
 DATASET = HubDataset(id="ncbi/MedFact-Bench", revision="249028caf7ad5a3e63331269a606f4b2696693ed")
@@ -20,7 +20,6 @@ COLUMNS = ("dataset", "claim", "source", "label", "system_prompt", "user_prompt"
 COMPONENTS = {"scifact": 340, "healthver": 903, "medaesqa": 9106, "pubmedqa-fact": 500, "bioasq-fact": 3425}
 """Component -> rows; the macro accuracy averages over these five."""
 FULL_SIZE = sum(COMPONENTS.values())  # 14,274
-EVAL_SPLIT = "test"
 EVALUATION_SETS = {"all": "medfact/medfact_bench"}
 """The evaluation set (the whole benchmark: it is test-only) and the stem of its file in a
 data directory (`medhal fetch -o DIR`); a training role is refused for it whatever the rows."""

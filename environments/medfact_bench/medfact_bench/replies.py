@@ -37,7 +37,6 @@ from medhal.kit.replies import (
 
 SCORE_TO_LABEL = {2: "SUPPORT", 1: "SUPPORT", 0: "NEI", -1: "CONTRADICT", -2: "CONTRADICT"}
 LABELS = ("SUPPORT", "NEI", "CONTRADICT")
-SCALE = (-2, -1, 0, 1, 2)
 
 Reader = Callable[[str | None], int | None]
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from medfact_bench.benchmark import COMPONENTS, ENV_ID, FULL_SIZE, PUBLISHED
 from medfact_bench.replies import LABELS
-from medhal.reports.headline import Lead
-from medhal.reports.report import Columns, ReportSpec
+from medhal.kit.report_spec import Columns, Lead, ReportSpec
 
 REPORT = ReportSpec(
     benchmark=ENV_ID,

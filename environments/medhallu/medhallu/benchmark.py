@@ -12,7 +12,7 @@ from pathlib import Path
 from medhal.kit.assets import Asset, BundledFile
 from medhal.kit.datasets import HubDataset
 from medhal.kit.fetch import HubSplit, Needs
-from medhal.reports.published import load as load_published
+from medhal.kit.published import load as load_published
 
 ENV_ID = "medhallu"
 DATASET = HubDataset(id="UTAustin-AIHealth/MedHallu", revision="515060458a945c633debc6fd5baac7764416b724")

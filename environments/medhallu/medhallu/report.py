@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from medhal.reports.headline import Lead
-from medhal.reports.report import Columns, ItemView, ReportSpec
+from medhal.kit.report_spec import Columns, ItemView, Lead, ReportSpec
 from medhallu.benchmark import DIFFICULTIES, ENV_ID, FULL_SIZE, PUBLISHED
 from medhallu.replies import FACTUAL, HALLUCINATED, LABELS, NOT_SURE
 
