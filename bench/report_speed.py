@@ -123,15 +123,47 @@ def template_rows(bench, tmp: Path, env: dict[str, str]) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
+SHARED_SHARE = 0.03
+"""A prompt piece (cut at blank lines) found in at least this share of the template rows is
+shared text (an instruction, few-shot examples); any other is the item's own."""
+
+
+def own_pieces(templates: list[dict]) -> set[str]:
+    """The prompt pieces that are the items' own: in fewer than `SHARED_SHARE` of the templates."""
+    counts: dict[str, int] = {}
+    for t in templates:
+        for name in ("system_prompt", "prompt"):
+            text = t["task"]["data"].get(name)
+            if isinstance(text, str):
+                for piece in set(text.split("\n\n")):
+                    counts[piece] = counts.get(piece, 0) + 1
+    return {piece for piece, count in counts.items() if count < SHARED_SHARE * len(templates)}
+
+
+def _own_prompt(data: dict, own: set[str], i: int) -> dict:
+    """Task data whose prompt pieces of the item's own are made row i's own (the row number
+    added), as in a real run, where no two tasks share their question: the item view stores
+    text shared by many prompts once, and the templates' items would otherwise repeat every
+    few hundred rows."""
+    out = dict(data)
+    for name in ("system_prompt", "prompt"):
+        text = data.get(name)
+        if isinstance(text, str):
+            out[name] = "\n\n".join(f"{p} [row {i}]" if p in own else p for p in text.split("\n\n"))
+    return out
+
+
 def expand(templates: list[dict], n: int, path: Path) -> dict:
-    """Write n rows cycling the templates, each with its own id and idx, and the selection
-    of an n-task run (so the report reads a complete run, as it would a real one)."""
+    """Write n rows cycling the templates, each with its own id and idx, its own prompt text
+    where the templates' items have theirs (`_own_prompt`), and the selection of an n-task run
+    (so the report reads a complete run, as it would a real one)."""
     errors = 0
+    own = own_pieces(templates)
     with open(path, "w", encoding="utf-8") as f:
         for i in range(n):
             t = templates[i % len(templates)]
             selection = {**t["task"]["data"].get("selection", {}), "n_expected": n, "num_tasks": n}
-            data = {**t["task"]["data"], "idx": i, "selection": selection}
+            data = {**_own_prompt(t["task"]["data"], own, i), "idx": i, "selection": selection}
             row = {**t, "id": f"{i:032x}", "task": {**t["task"], "data": data}}
             errors += bool(row.get("errors"))
             f.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -25,10 +25,10 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from html import escape
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from medhal.reports.markdown import (
     agreement,
@@ -43,6 +43,9 @@ from medhal.reports.markdown import (
 from medhal.kit.replies import CONVENTIONS
 from medhal.kit.untrusted import html_text, printable
 from medhal.reports.headline import DEMO_COLUMNS, lead_rows, ordered_names
+
+if TYPE_CHECKING:
+    from medhal.reports.items import ItemData
 
 READING_NOTES = {
     "medhal": "what a careful human reads",
@@ -430,14 +433,38 @@ def group_table(report: Mapping[str, Any], fld: str, values: Mapping[str, Mappin
     return table(header, rows, name=f"group:{fld}")
 
 
+class Page:
+    """A page written in parts: its text, and a run's item data read back from the file the
+    items were written to as they were read (`medhal.reports.items.ItemData`), so that the page
+    of a 100,000-item run is never whole in memory. Iterating gives its UTF-8 bytes."""
+
+    def __init__(self, parts: Sequence[str | ItemData]) -> None:
+        self.parts = list(parts)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for part in self.parts:
+            if isinstance(part, str):
+                yield part.encode("utf-8")
+            else:
+                yield from part.blocks()
+
+    def text(self) -> str:
+        """The whole page as text (for a small page: tests, a look in memory)."""
+        return b"".join(self).decode("utf-8")
+
+
+@overload
+def report_html(report: Mapping[str, Any], images: Mapping[str, bytes], items: None = None) -> str: ...
+@overload
+def report_html(report: Mapping[str, Any], images: Mapping[str, bytes], items: ItemData) -> Page: ...
 def report_html(
-    report: Mapping[str, Any], images: Mapping[str, bytes], items: Sequence[Mapping[str, bytes]] | None = None
-) -> str:
+    report: Mapping[str, Any], images: Mapping[str, bytes], items: ItemData | None = None
+) -> str | Page:
     """The page for one report. `images`: file name -> PNG bytes (`medhal.reports.plots.render_plots`);
     `by_<field>.png` is shown under its group table, `confusion.png` under the confusion
-    table, any other at the end of the breakdowns. `items`: the per-item view's chunks
-    (`medhal.reports.items.ItemLog.finish`); without them the page has no item view and no
-    script."""
+    table, any other at the end of the breakdowns. `items`: the per-item view's data
+    (`medhal.reports.items.ItemLog.finish`), which makes the page a `Page`; without them the
+    page is text, with no item view and no script."""
     headline = report.get("headline") or ("accuracy",)
     parts = [
         _header(report),
@@ -460,31 +487,35 @@ def report_html(
                 "notes", "Notes", "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in report["notes"]) + "</ul>"
             )
         )
-    if items is not None:
-        parts.append(item_view(report, items))
+    if items is None:
+        parts.append(_provenance(report.get("provenance", {})))
+        return page(report["title"], "".join(parts), None)
+    before, after = item_view(report, items)
+    parts.append(before)
+    parts.append(DATA_MARK)
+    parts.append(after)
     parts.append(_provenance(report.get("provenance", {})))
-    return page(report["title"], "".join(parts), ITEM_VIEW_SCRIPT if items is not None else None)
+    head, tail = page(report["title"], "".join(parts), ITEM_VIEW_SCRIPT).split(DATA_MARK)
+    return Page([head, items, tail])
 
 
-def item_view(report: Mapping[str, Any], chunks: Sequence[Mapping[str, bytes]]) -> str:
-    """The per-item view: its controls and list are built by the page's script from the
-    chunks, embedded as base64 (which no text of a run can break out of) in data blocks
-    the browser never runs."""
+DATA_MARK = "\x00items\x00"
+"""Where the item data goes in a page's text: no text of a run can put it there (every text
+is cleaned, which shows a NUL as an escape)."""
+
+
+def item_view(report: Mapping[str, Any], items: ItemData) -> tuple[str, str]:
+    """The per-item view, before and after its data: its controls and list are built by the
+    page's script from the data blocks (`medhal.reports.items.ChunkSpool`)."""
     groups = report.get("groups") or {}
     meta = {
         "conventions": list(CONVENTIONS),
         "own": report.get("convention", CONVENTIONS[0]),
         "fields": list(groups),
         "groups": {field: list(values) for field, values in groups.items()},
-        "withheld": bool((report.get("items") or {}).get("withheld")),
-        "n": (report.get("items") or {}).get("n", report["n"]),
+        "withheld": items.withheld,
+        "n": items.n,
     }
-    data = "".join(
-        f'<script type="application/octet-stream" data-items-part="{part}" data-chunk="{i}">'
-        f"{base64.b64encode(chunk[part]).decode('ascii')}</script>"
-        for i, chunk in enumerate(chunks)
-        for part in ("m", "r", "p")
-    )
     withheld = (
         "<p>Prompts, replies, gold answers and readings are withheld in this published copy (they may "
         "quote upstream rows); whether each convention read the reply and got it right, rewards and "
@@ -502,7 +533,8 @@ def item_view(report: Mapping[str, Any], chunks: Sequence[Mapping[str, bytes]]) 
         '<div class="controls" data-items-controls></div>'
         '<p class="meta" data-items-status>Loading the items…</p>'
         "<noscript><p>The item view needs JavaScript.</p></noscript>"
-        f"<div data-items-list></div>{data}</section>"
+        "<div data-items-list></div>",
+        "</section>",
     )
 
 

@@ -11,7 +11,7 @@
   const status = root.querySelector("[data-items-status]");
   const list = root.querySelector("[data-items-list]");
   const controls = root.querySelector("[data-items-controls]");
-  const items = { m: [], r: [], p: null };
+  const items = { m: [], r: [], p: null, t: [] };
   const state = { filter: "all", group: "", by: meta.fields.length ? meta.fields[0] : "", q: "", page: 0 };
   let shown = [];
 
@@ -44,6 +44,15 @@
     return [].concat(...chunks);
   }
 
+  // A prompt is stored as pieces joined by a blank line: a text, or the number of a text
+  // shared by many prompts (an instruction, few-shot examples), stored once in part "t".
+  function promptOf(i) {
+    const pieces = items.p ? items.p[i] : undefined;
+    if (pieces === undefined) return undefined;
+    if (pieces === null) return null;
+    return pieces.map((x) => (typeof x === "number" ? items.t[x] : x)).join("\n\n");
+  }
+
   // ---- what an item is
   const bit = (mask, i) => (mask >> i) & 1;
   const errored = (i) => items.m[i][7] !== null;
@@ -69,7 +78,7 @@
     if (number && row[0] === Number(number[2])) return true;
     if (number && number[1]) return false; // #12: that idx only; 12: that idx or the text
     const needle = q.toLowerCase();
-    const texts = [items.r[i], row[2], row[7], row[3].join(" "), items.p ? items.p[i] : null];
+    const texts = [items.r[i], row[2], row[7], row[3].join(" "), items.p ? promptOf(i) : null];
     return texts.some((t) => t !== null && t !== undefined && String(t).toLowerCase().includes(needle));
   }
 
@@ -202,7 +211,7 @@
     node.append(el("pre", reply === null ? (meta.withheld ? "(withheld in the published copy)" : "(no reply)") : reply, "reply"));
     const prompt = el("details");
     prompt.append(el("summary", "prompt"));
-    const text = items.p ? items.p[i] : "(still loading)";
+    const text = items.p ? promptOf(i) : "(still loading)";
     prompt.append(el("pre", text === null ? (meta.withheld ? "(withheld in the published copy)" : "(none recorded)") : text));
     node.append(prompt);
     return node;
@@ -303,7 +312,7 @@
     if (!document.documentElement.dataset.itemsReady) mark("itemsReady");
     window.addEventListener("hashchange", followHash);
     mark("itemsLoaded");
-    items.p = await load("p", 0);
+    [items.t, items.p] = await Promise.all([load("t", 0), load("p", 0)]);
     if (state.q) update();
     else render(Math.max(1, Math.ceil(shown.length / PAGE)));
     mark("promptsReady");

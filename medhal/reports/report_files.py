@@ -22,33 +22,38 @@ from medhal.reports.registry import report_spec
 from medhal.reports.traces import TraceFileError, configured_rollouts, iter_traces, resolve_trace_file
 
 if TYPE_CHECKING:
+    from medhal.reports.html import Page
     from medhal.reports.items import ItemLog
     from medhal.reports.prime_rl import Epoch
     from medhal.reports.report import Run
 
 
-def render(report: dict[str, Any], plots: bool = True, items: ItemLog | None = None) -> dict[str, str | bytes]:
+def render(
+    report: dict[str, Any], plots: bool = True, items: ItemLog | None = None
+) -> dict[str, str | bytes | Page]:
     """File name -> content for one report; `items`, the run's items read as it was
-    (`Run.view`), gives report.html its per-item view."""
+    (`Run.view`), gives report.html its per-item view (then a `Page`, written in parts)."""
     from medhal.reports.html import report_html
     from medhal.reports.plots import render_plots
     from medhal.reports.report import write_json
 
     images = render_plots(report) if plots else {}
     report["plots"] = list(images)
-    chunks = None
-    if items is not None:
-        chunks = items.finish()
-        report["items"] = {"n": items.n, "withheld": items.withhold}
+    if items is None:
+        html: str | Page = report_html(report, images)
+    else:
+        data = items.finish()
+        report["items"] = {"n": data.n, "withheld": data.withheld}
+        html = report_html(report, images, data)
     return {
         "report.json": write_json(report),
         "report.md": to_markdown(report, report.get("headline", ("accuracy",))),
-        "report.html": report_html(report, images, chunks),
+        "report.html": html,
         **images,
     }
 
 
-def write_files(files: Mapping[str, str | bytes], out_dir: Path) -> list[Path]:
+def write_files(files: Mapping[str, str | bytes | Page], out_dir: Path) -> list[Path]:
     """The files into `out_dir`, all or nothing."""
     with StagedFiles() as staged:
         for name, content in files.items():

@@ -62,17 +62,24 @@ def page_files(tmp_path: Path, rows: list[dict], withhold: bool = False) -> dict
     )
     report = build_report(run)
     report["headline"] = list(TOY.headline)
-    return render(report, plots=False, items=run.view)
+    files = render(report, plots=False, items=run.view)
+    return {**files, "report.html": files["report.html"].text()}
 
 
 def decoded(root: Node) -> dict[str, list]:
-    """Each part of the embedded item data, chunks joined, decoded as the page decodes it."""
-    out: dict[str, list] = {"m": [], "r": [], "p": []}
+    """Each part of the embedded item data, chunks joined, decoded as the page decodes it,
+    and the prompts rebuilt from their pieces and the shared texts (`p`)."""
+    out: dict[str, list] = {"m": [], "r": [], "p": [], "t": []}
     for node in root.all("script", type="application/octet-stream"):
         text = "".join(c for c in node.children if isinstance(c, str))
         out[node.attrs["data-items-part"] or ""] += json.loads(
             gzip.decompress(base64.b64decode(text, validate=True))
         )
+    out["pieces"] = out["p"]
+    out["p"] = [
+        None if pieces is None else "\n\n".join(out["t"][x] if isinstance(x, int) else x for x in pieces)
+        for pieces in out["pieces"]
+    ]
     return out
 
 
@@ -85,13 +92,14 @@ def test_the_embedded_items_are_inert_and_whole(tmp_path):
     assert "<img" not in html.lower() and "<script>alert" not in html.lower()
     data = decoded(root)
     # idx, groups (part, topic), gold, readings (medhal, authors, strict), right bits, read bits,
-    # rewards, error: bit 0 medhal, 1 authors, 2 strict
+    # rewards, error, tokens, seconds (the toy traces record no model calls): bit 0 medhal,
+    # 1 authors, 2 strict
     assert data["m"] == [
-        [0, ["a", BOLD], "yes", ["yes", "yes", "yes"], 7, 7, {}, None],
-        [1, ["a", "plain"], "no", ["no", "no", "no"], 7, 7, {}, None],
-        [2, ["a", "plain"], "yes", ["no", "yes", "INVALID"], 2, 3, {}, None],
-        [3, ["b", BOLD], "no", ["no", "yes", "no"], 5, 7, {}, None],
-        [4, ["b", "plain"], "yes", ["INVALID", "no", "INVALID"], 0, 2, {}, None],
+        [0, ["a", BOLD], "yes", ["yes", "yes", "yes"], 7, 7, {}, None, None, None],
+        [1, ["a", "plain"], "no", ["no", "no", "no"], 7, 7, {}, None, None, None],
+        [2, ["a", "plain"], "yes", ["no", "yes", "INVALID"], 2, 3, {}, None, None, None],
+        [3, ["b", BOLD], "no", ["no", "yes", "no"], 5, 7, {}, None, None, None],
+        [4, ["b", "plain"], "yes", ["INVALID", "no", "INVALID"], 0, 2, {}, None, None, None],
         [
             5,
             ["b", "plain"],
@@ -101,6 +109,8 @@ def test_the_embedded_items_are_inert_and_whole(tmp_path):
             0,
             {},
             "ProviderError: <img src=y onerror=alert(3)> 502",
+            None,
+            None,
         ],
     ]
     assert data["r"] == [SHOWN, "r", "r", "r", "I cannot tell", None]
@@ -116,7 +126,7 @@ def test_items_are_split_into_chunks_and_texts_cleaned(tmp_path, monkeypatch):
     rows = hostile_rows()
     rows[2]["nodes"][0]["message"]["content"] = "bell\x07 and an escape \x1b[31m"
     root = parse(page_files(tmp_path, rows)["report.html"])
-    assert len(root.all("script", type="application/octet-stream")) == 3 * 3  # 6 items, 2 a chunk, 3 parts
+    assert len(root.all("script", type="application/octet-stream")) == 3 * 4  # 6 items, 2 a chunk, 4 parts
     data = decoded(root)
     assert [row[0] for row in data["m"]] == [0, 1, 2, 3, 4, 5]
     assert data["r"][2] == "bell\\x07 and an escape \\x1b[31m"
