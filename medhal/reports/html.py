@@ -112,6 +112,7 @@ details{margin:1rem 0}summary{cursor:pointer;font-weight:600}
 .item dt{color:var(--muted)}.item dd{margin:0;overflow-wrap:anywhere}
 .item .label{margin:.3rem 0 0;color:var(--muted)}.item details{margin:.3rem 0}
 h3.item-group{font-size:1rem;margin:1.2rem 0 .2rem}
+.item table.rollouts td{min-width:12rem}.item table.rollouts pre{max-height:18rem;overflow:auto;margin:0}
 .print-only{display:none}
 footer{margin-top:3rem;color:var(--muted);font-size:.8rem;border-top:1px solid var(--line);padding-top:.5rem}
 @page{margin:14mm}
@@ -527,8 +528,10 @@ def item_view(report: Mapping[str, Any], items: ItemData) -> tuple[str, str]:
         f'<section id="items" data-meta="{esc(json.dumps(meta, ensure_ascii=False))}">'
         f"<h2>Items ({esc(report['n'])})</h2>"
         "<p>Every rollout: its reading under each convention, whether it is right, the gold answer, "
-        "the reward, any error, the reply and (folded) the prompt. Filter, search by idx or text, "
-        "and link to a view: <code>#view:filter=disagree</code>.</p>"
+        "the reward, tokens and time where the trace records them, any error, the reply and (folded) "
+        "the prompt. With several rollouts per task, each task shows its rollouts side by side, "
+        "sortable by how much they disagree. Filter, search by idx or text, and link to a view: "
+        "<code>#view:filter=disagree</code>, <code>#view:sort=disagreement</code>.</p>"
         f"{withheld}"
         '<div class="controls" data-items-controls></div>'
         '<p class="meta" data-items-status>Loading the items…</p>'

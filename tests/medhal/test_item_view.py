@@ -262,3 +262,120 @@ def test_a_view_naming_an_inherited_property_shows_every_item(hostile_page, view
     cards, _, console = shown(tmp, page, view)
     assert console == []
     assert cards == ([] if "group=" in view else [0, 1, 2, 3, 4, 5])
+
+
+# ------------------------------------------------- several rollouts of a task (issue 34 item 5)
+
+
+def rollout_rows() -> list[dict]:
+    """Three tasks of four rollouts each, their lines interleaved as a concurrent run writes
+    them: task 0 read alike every time (right), task 1 split two to two (yes/no), task 2 three
+    to one (INVALID once). Each rollout has its own id, model call tokens and time."""
+    plan = {
+        0: [("yes", 1)] * 4,
+        1: [("yes", 1), ("no", 0), ("yes", 1), ("no", 0)],
+        2: [("no", 1), ("no", 1), (None, 0), ("no", 1)],
+    }
+    gold = {0: "yes", 1: "yes", 2: "no"}
+    rows = []
+    for k in range(4):
+        for idx, outcomes in plan.items():
+            reading, right = outcomes[k]
+            row = trace(idx, "a", gold[idx], same(reading), same(right), reply=f"reply {idx}.{k}", n_expected=3)
+            row["id"] = f"{idx}-{k}"
+            row["calls"] = [{"usage": {"prompt_tokens": 100 + idx, "completion_tokens": 10 * k}, "time": {"start": 5.0, "end": 5.5 + k}}]
+            rows.append(row)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def rollouts_page(tmp_path_factory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("rollouts")
+    page = tmp / "report.html"
+    page.write_text(page_files(tmp, rollout_rows())["report.html"], encoding="utf-8")
+    return page, tmp
+
+
+def test_tokens_and_time_of_each_rollout_are_embedded(tmp_path):
+    data = decoded(parse(page_files(tmp_path, rollout_rows())["report.html"]))
+    assert [(row[0], row[8], row[9]) for row in data["m"][:4]] == [
+        (0, [100, 0], 0.5),
+        (1, [101, 0], 0.5),
+        (2, [102, 0], 0.5),
+        (0, [100, 10], 1.5),
+    ]
+
+
+def test_the_rollouts_of_a_task_are_side_by_side_in_chromium(rollouts_page):
+    page, tmp = rollouts_page
+    cards, dom, console = shown(tmp, page, "filter=all")
+    assert console == [] and cards == [0, 1, 2]  # one card per task, in idx order
+    section = dom.one("section", id="items")
+    assert section.attrs.get("data-mode") == "tasks"
+    task = section.all("article")[1]
+    assert task.attrs.get("data-rollouts") == "4"
+    table = task.one("table", data_table="rollouts")
+    lines = {tr.all("th")[0].text(): [td.text() for td in tr.all("td")] for tr in table.all("tr")[1:]}
+    assert lines["reading, medhal (run)"] == ["yes", "no", "yes", "no"]
+    assert lines["right, strict"] == ["yes", "no", "yes", "no"]
+    assert lines["tokens"] == ["101 in, 0 out", "101 in, 10 out", "101 in, 20 out", "101 in, 30 out"]
+    assert lines["model time"] == ["0.50 s", "1.50 s", "2.50 s", "3.50 s"]
+    assert lines["reply"] == ["reply 1.0", "reply 1.1", "reply 1.2", "reply 1.3"]
+    assert "2 of 4 right (medhal)" in task.text() and "rollouts disagree" in task.text()
+    assert "rollouts disagree" not in section.all("article")[0].text()
+
+
+@pytest.mark.parametrize(
+    "view, expected",
+    [
+        ("sort=disagreement", [1, 2, 0]),  # split 2:2, then 3:1, then unanimous
+        ("filter=split", [1, 2]),
+        ("filter=wrong&sort=disagreement", [1, 2]),
+        ("q=reply%202.2", [2]),
+        ("mode=rollouts&filter=split&by=&q=%231", [1, 1, 1, 1]),
+        ("mode=rollouts&sort=disagreement&q=%232", [2, 2, 2, 2]),
+        ("mode=__proto__&sort=constructor", [0, 1, 2]),  # not the page's names: the default view
+    ],
+)
+def test_tasks_sort_by_disagreement_and_filter_in_chromium(rollouts_page, view, expected):
+    page, tmp = rollouts_page
+    cards, _, console = shown(tmp, page, view)
+    assert console == [] and cards == expected
+
+
+def test_an_eval_run_of_four_rollouts_shows_them_side_by_side_in_chromium(tmp_path):
+    """A real `eval -r 4` run (scripted endpoint) reported by `medhal report`: every task with
+    its 4 rollouts, their tokens and time from the traces' model calls, most disagreeing first."""
+    from tests.conftest import run_eval
+    from tests.medfact_bench.fixtures import DEMO_ROWS
+    from tests.running import medhal_main
+    from tests.scripted_endpoint import ScriptedEndpoint
+
+    replies = iter(["<score>2</score>", "<score>-2</score>", "no score", "<score>1</score>", "<score>2</score>"] * 100)
+    with ScriptedEndpoint(lambda body, number: next(replies)) as endpoint:
+        rows = run_eval(
+            "medfact-bench",
+            endpoint.base_url,
+            tmp_path / "run",
+            "--taskset.dataset-path",
+            str(DEMO_ROWS),
+            "-r",
+            "4",
+        )
+    tasks = len({r["task"]["data"]["idx"] for r in rows})
+    assert len(rows) == 4 * tasks
+    proc = medhal_main("report", str(tmp_path / "run"), "--no-plots", "--max-error-rate", "0")
+    assert proc.returncode == 0, proc.stderr
+    cards, dom, console = shown(tmp_path, tmp_path / "run" / "report.html", "sort=disagreement&by=")
+    assert console == [] and sorted(cards) == sorted({r["task"]["data"]["idx"] for r in rows})
+    articles = dom.one("section", id="items").all("article")
+    assert {a.attrs.get("data-rollouts") for a in articles} == {"4"}
+    spreads = []
+    for article in articles:
+        table = article.one("table", data_table="rollouts")
+        lines = {tr.all("th")[0].text(): [td.text() for td in tr.all("td")] for tr in table.all("tr")[1:]}
+        assert all(cell.endswith(" out") for cell in lines["tokens"]) and len(lines["tokens"]) == 4
+        assert all(cell.endswith(" s") for cell in lines["model time"])
+        readings = lines["reading, medhal (run)"]
+        spreads.append(1 - max(readings.count(r) for r in readings) / 4)
+    assert spreads == sorted(spreads, reverse=True) and spreads[0] > 0
