@@ -618,11 +618,16 @@ def _run_settings(path: Path) -> dict[str, Any]:
     return settings
 
 
+READ_BUFFER = 1 << 20
+"""Bytes read at a time. A trace line runs to 10 KB, longer than the default buffer (8 KB), and
+splitting such lines out of it cost a quarter of the time their decoding takes."""
+
+
 def iter_traces(path: str | Path) -> Iterator[TraceRecord]:
     """Yield one record per non-blank line, in file order, without loading the file."""
     file = resolve_trace_file(path)
     offset = 0
-    with open(file, "rb") as f:
+    with open(file, "rb", buffering=READ_BUFFER) as f:
         for number, raw in enumerate(f, start=1):
             if not raw.isspace():  # skips blank lines (unlike strip(), copies nothing)
                 yield parse_trace_line(raw, str(file), number, offset)
