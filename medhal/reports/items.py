@@ -194,6 +194,7 @@ class ItemLog:
         self._shared = SharedTexts()
         self._names: dict[str, str] = {}
         self._values: dict[str, str] = {}
+        self._group_rows: dict[tuple[str, ...], list[str]] = {}
         self._spool: ChunkSpool | None = None
 
     def add(self, record: TraceRecord, idx: int, groups: Sequence[str], views: Mapping[str, ItemView]) -> None:
@@ -214,7 +215,7 @@ class ItemLog:
         self._rows.append(
             [
                 idx,
-                [self._value(g) for g in groups],
+                self._groups(groups),
                 None if self.withhold or gold is None else self._value(str(gold)),
                 readings,
                 correct,
@@ -241,6 +242,16 @@ class ItemLog:
         shown = self._names.get(name)
         if shown is None:
             shown = self._names[name] = clean(str(name))
+        return shown
+
+    def _groups(self, groups: Sequence[str]) -> list[str]:
+        """A rollout's group values as shown (found once per distinct combination)."""
+        key = tuple(groups)
+        shown = self._group_rows.get(key)
+        if shown is None:
+            if len(self._group_rows) >= VALUES:
+                self._group_rows.clear()
+            shown = self._group_rows[key] = [self._value(g) for g in groups]
         return shown
 
     def _value(self, value: str) -> str:

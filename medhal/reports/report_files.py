@@ -203,6 +203,13 @@ def read_runs(
     go to one directory (two trace files side by side, no -o) are refused: one report
     would silently replace the other. A prime-rl run directory gives one run per eval
     epoch (`prime_rl_inputs`)."""
+    from medhal.reports.report import cycles_left_alone
+
+    with cycles_left_alone():
+        return _read_runs(paths, output, env_id, merge)
+
+
+def _read_runs(paths: list[Path], output: Path | None, env_id: str | None, merge: bool) -> list[tuple[Run, Path]]:
     from medhal.reports.items import ItemLog
     from medhal.reports.report import Run, read_run
 
