@@ -65,7 +65,10 @@ ITEM_VIEW_SCRIPT = resources.files("medhal.reports").joinpath("item_view.js").re
 
 def script_hash(script: str) -> str:
     """The CSP source that lets exactly this inline script run."""
-    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii") + "'"
+    return (
+        "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii") + "'"
+    )
+
 
 STYLE = """
 :root{color-scheme:light;--ink:#1b1b1b;--muted:#5f6368;--line:#d0d4d9;--head:#f1f3f5;
@@ -407,9 +410,21 @@ def published_table(report: Mapping[str, Any]) -> str:
                 r["source"],
             ]
         )
-    kinds = "; ".join(f"{kind}: {KINDS[kind]}" for kind in dict.fromkeys(r["kind"] for r in report["published"]))
+    kinds = "; ".join(
+        f"{kind}: {KINDS[kind]}" for kind in dict.fromkeys(r["kind"] for r in report["published"])
+    )
     return table(
-        ["kind", "model", "statistic", "group", "reading", "published", "this run (95% CI)", "agrees", "source"],
+        [
+            "kind",
+            "model",
+            "statistic",
+            "group",
+            "reading",
+            "published",
+            "this run (95% CI)",
+            "agrees",
+            "source",
+        ],
         rows,
         f"Same setting; the run's value under each point's reading. {kinds}.",
         name="published",
@@ -550,7 +565,11 @@ def _header(report: Mapping[str, Any]) -> str:
     meta.append(f"Reading convention: <strong>{esc(report['convention'])}</strong>")
     meta.append(esc(scored_by(report)))
     return "".join(
-        [f"<header><h1>{esc(report['title'])}</h1>", *(f'<p class="meta">{line}</p>' for line in meta), "</header>"]
+        [
+            f"<header><h1>{esc(report['title'])}</h1>",
+            *(f'<p class="meta">{line}</p>' for line in meta),
+            "</header>",
+        ]
     )
 
 
@@ -660,7 +679,9 @@ def _provenance(provenance: Mapping[str, Any]) -> str:
     )
 
 
-def combined_html(title: str, lines: Sequence[str], reports: Sequence[Mapping[str, Any]], links: Sequence[str]) -> str:
+def combined_html(
+    title: str, lines: Sequence[str], reports: Sequence[Mapping[str, Any]], links: Sequence[str]
+) -> str:
     """One page for several reports (the demo's): `lines` of introduction, a table of every
     report's headline (a row per group for a per-group headline) with its items, errors and
     parse rate, then each report's header, warnings, summary
@@ -668,7 +689,9 @@ def combined_html(title: str, lines: Sequence[str], reports: Sequence[Mapping[st
     the breakdowns and the items."""
     rows = []
     for report in reports:
-        anchor = Markup(f'<a href="#{esc(_slug("bench-" + report["benchmark"]))}">{esc(report["benchmark"])}</a>')
+        anchor = Markup(
+            f'<a href="#{esc(_slug("bench-" + report["benchmark"]))}">{esc(report["benchmark"])}</a>'
+        )
         for lead in lead_rows(report):
             rows.append(
                 [
@@ -716,7 +739,9 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
             f"<li>run {i} differs from run 1 in {esc(', '.join(runs[i - 1]['differs_in']))}"
             + (
                 ": <ul>"
-                + "".join(f"<li>{esc(difference_text(d, i))}</li>" for d in runs[i - 1].get("differences") or [])
+                + "".join(
+                    f"<li>{esc(difference_text(d, i))}</li>" for d in runs[i - 1].get("differences") or []
+                )
                 + "</ul>"
                 if runs[i - 1].get("differences")
                 else ""

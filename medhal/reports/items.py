@@ -99,7 +99,9 @@ def prompt_text(data: Mapping[str, Any]) -> str | None:
                 content = message.get("content")
                 if isinstance(content, list):
                     content = "".join(
-                        p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+                        p.get("text", "")
+                        for p in content
+                        if isinstance(p, dict) and isinstance(p.get("text"), str)
                     )
                 parts.append(f"[{message.get('role', '?')}]\n{content if isinstance(content, str) else ''}")
     return "\n\n".join(parts) if parts else None
@@ -197,7 +199,9 @@ class ItemLog:
         self._group_rows: dict[tuple[str, ...], list[str]] = {}
         self._spool: ChunkSpool | None = None
 
-    def add(self, record: TraceRecord, idx: int, groups: Sequence[str], views: Mapping[str, ItemView]) -> None:
+    def add(
+        self, record: TraceRecord, idx: int, groups: Sequence[str], views: Mapping[str, ItemView]
+    ) -> None:
         """One rollout: `groups` are its values of `fields`, `views` its reading under every
         convention (as `Run.add` builds them)."""
         first = views[CONVENTIONS[0]]
@@ -209,7 +213,9 @@ class ItemLog:
             parsed |= view.parsed << i
             readings.append(self._reading(view.pred))
         rewards = {
-            self._name(k): v for k, v in record.rewards.items() if isinstance(v, (int, float)) and math.isfinite(v)
+            self._name(k): v
+            for k, v in record.rewards.items()
+            if isinstance(v, (int, float)) and math.isfinite(v)
         }
         gold = first.gold if first.gold is not None else first.data.get("gold")
         self._rows.append(

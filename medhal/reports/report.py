@@ -272,7 +272,10 @@ class TopCounts:
         exact counts first on a tie, then by key."""
         inherited = self.inherited
         ranked = sorted(
-            ((key, count - inherited.get(key, 0), key not in inherited) for key, count in self.counts.items()),
+            (
+                (key, count - inherited.get(key, 0), key not in inherited)
+                for key, count in self.counts.items()
+            ),
             key=lambda row: (-row[1], not row[2], row[0]),
         )[:k]
         return [(key, count, self.example[key], exact) for key, count, exact in ranked]
@@ -639,7 +642,6 @@ class Run:
         self.models[record.model or "unknown"] += 1
         self.sampling.add(record.sampling)
 
-
     def expect_rollouts(self, configured: tuple[int, str] | None) -> None:
         """Rollouts per task and the file that says so, from a run directory
         (`configured_rollouts`; None: nothing says)."""
@@ -681,7 +683,9 @@ class RolloutLog:
         except TypeError:  # a null reward
             reward = math.fsum(v for v in rewards.values() if v is not None)
         if not -MAX_REWARD <= reward <= MAX_REWARD:  # a record not from the trace reader
-            raise TraceFileError(f"{record.where}: field 'rewards' sums to {reward!r}, not a finite number within +-10^12")
+            raise TraceFileError(
+                f"{record.where}: field 'rewards' sums to {reward!r}, not a finite number within +-10^12"
+            )
         self.reward.append(reward)
         code = self.labels.get(vote)
         if code is None:
@@ -710,7 +714,10 @@ def content_digest(data: Mapping[str, Any], fields: Sequence[str] | None = None)
     else:
         names = (*BENCHMARK_FIELDS, *fields)
         content = {k: _no_nulls(data[k]) for k in names if data.get(k) is not None}
-    return int.from_bytes(hashlib.blake2b(_canonical(content), digest_size=8).digest(), "little", signed=True) or 1
+    return (
+        int.from_bytes(hashlib.blake2b(_canonical(content), digest_size=8).digest(), "little", signed=True)
+        or 1
+    )
 
 
 def _no_nulls(value: Any) -> Any:
@@ -738,7 +745,9 @@ def cycles_left_alone() -> Iterator[None]:
             gc.enable()
 
 
-def read_run(path: str | Path, spec: ReportSpec, keep_items: bool = False, view: ItemLog | None = None) -> Run:
+def read_run(
+    path: str | Path, spec: ReportSpec, keep_items: bool = False, view: ItemLog | None = None
+) -> Run:
     run = Run(spec, str(path), keep_items=keep_items, view=view)
     run.expect_rollouts(configured_rollouts(resolve_trace_file(path)))
     with cycles_left_alone():
@@ -987,10 +996,14 @@ def build_report(run: Run) -> dict[str, Any]:
     conventions, counts, present = _convention_figures(run, statistics)
     own = run.convention or "medhal"
     overall = dict(conventions[own])
-    overall["n_errors"] = int(counts[CONVENTIONS.index(own) * len(spec.columns.names) + spec.columns["error"]])
+    overall["n_errors"] = int(
+        counts[CONVENTIONS.index(own) * len(spec.columns.names) + spec.columns["error"]]
+    )
     groups = {
         fld: {
-            value: _group_figures(sums, statistics, len(spec.columns.names), own, _group_intervals(spec, fld, own))
+            value: _group_figures(
+                sums, statistics, len(spec.columns.names), own, _group_intervals(spec, fld, own)
+            )
             for value, sums in sorted(values.items(), key=lambda kv: _group_order(spec, fld, kv[0]))
         }
         for fld, values in run.groups.items()
@@ -1113,7 +1126,9 @@ def _group_intervals(spec: ReportSpec, fld: str, own: str) -> set[str]:
     """The `convention:statistic` figures of a group of `fld` given with an interval: the
     statistics published for a group, under the reading each is compared under, and the
     headline when the benchmark gives it per group of `fld`."""
-    wanted = {f"{p.reading}:{p.statistic}" for p in spec.published if p.group and p.group in spec.macro_groups}
+    wanted = {
+        f"{p.reading}:{p.statistic}" for p in spec.published if p.group and p.group in spec.macro_groups
+    }
     if spec.lead.per == fld:
         wanted.add(f"{own}:{spec.lead.statistic}")
     return wanted

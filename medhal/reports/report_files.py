@@ -209,7 +209,9 @@ def read_runs(
         return _read_runs(paths, output, env_id, merge)
 
 
-def _read_runs(paths: list[Path], output: Path | None, env_id: str | None, merge: bool) -> list[tuple[Run, Path]]:
+def _read_runs(
+    paths: list[Path], output: Path | None, env_id: str | None, merge: bool
+) -> list[tuple[Run, Path]]:
     from medhal.reports.items import ItemLog
     from medhal.reports.report import Run, read_run
 

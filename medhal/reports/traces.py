@@ -401,6 +401,16 @@ MAX_TOKENS = 10**12
 """The most tokens a call may report and still be shown (a larger count is not a count)."""
 
 
+def _span(start: Any, end: Any) -> float | None:
+    """`end - start` of two numbers (not booleans), else None."""
+    if type(start) not in (int, float) or type(end) not in (int, float):
+        return None
+    try:
+        return float(end - start)
+    except OverflowError:  # integers past a float's range
+        return None
+
+
 def _call_totals(calls: Any) -> tuple[tuple[int, int] | None, float | None]:
     """Tokens (prompt, completion) and seconds over a trace's model calls: verifiers records
     each call under `calls` with its `usage` (`prompt_tokens`, `completion_tokens`) and `time`
@@ -426,9 +436,9 @@ def _call_totals(calls: Any) -> tuple[tuple[int, int] | None, float | None]:
             tokens_ok = False
         time = call.get("time")
         if time_ok and type(time) is dict:
-            start, end = time.get("start"), time.get("end")
-            if type(start) in (int, float) and type(end) in (int, float) and 0 <= end - start <= MAX_MAGNITUDE:
-                seconds += end - start
+            span = _span(time.get("start"), time.get("end"))
+            if span is not None and 0 <= span <= MAX_MAGNITUDE:
+                seconds += span
             else:
                 time_ok = False
         else:

@@ -281,9 +281,16 @@ def rollout_rows() -> list[dict]:
     for k in range(4):
         for idx, outcomes in plan.items():
             reading, right = outcomes[k]
-            row = trace(idx, "a", gold[idx], same(reading), same(right), reply=f"reply {idx}.{k}", n_expected=3)
+            row = trace(
+                idx, "a", gold[idx], same(reading), same(right), reply=f"reply {idx}.{k}", n_expected=3
+            )
             row["id"] = f"{idx}-{k}"
-            row["calls"] = [{"usage": {"prompt_tokens": 100 + idx, "completion_tokens": 10 * k}, "time": {"start": 5.0, "end": 5.5 + k}}]
+            row["calls"] = [
+                {
+                    "usage": {"prompt_tokens": 100 + idx, "completion_tokens": 10 * k},
+                    "time": {"start": 5.0, "end": 5.5 + k},
+                }
+            ]
             rows.append(row)
     return rows
 
@@ -351,7 +358,9 @@ def test_an_eval_run_of_four_rollouts_shows_them_side_by_side_in_chromium(tmp_pa
     from tests.running import medhal_main
     from tests.scripted_endpoint import ScriptedEndpoint
 
-    replies = iter(["<score>2</score>", "<score>-2</score>", "no score", "<score>1</score>", "<score>2</score>"] * 100)
+    replies = iter(
+        ["<score>2</score>", "<score>-2</score>", "no score", "<score>1</score>", "<score>2</score>"] * 100
+    )
     with ScriptedEndpoint(lambda body, number: next(replies)) as endpoint:
         rows = run_eval(
             "medfact-bench",
