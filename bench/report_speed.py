@@ -438,6 +438,7 @@ def main() -> None:
                 per["runs"][n] = run = {
                     **info,
                     "floor_s": floor.wall_s,
+                    "floor_cpu_s": floor.cpu_s,
                     "floor_rss_mib": floor.max_rss_mib,
                     "decoder_floor_s": decoder_floor.wall_s,
                     "ratio_over_decoder_floor": rep.wall_s / decoder_floor.wall_s,
@@ -450,6 +451,11 @@ def main() -> None:
                     "no_plots_rss_mib": bare.max_rss_mib,
                     "ratio": rep.wall_s / floor.wall_s,
                     "ratio_no_plots": bare.wall_s / floor.wall_s,
+                    # CPU time, the report's worker thread and process included: on a machine
+                    # whose other work varies from round to round, the steadier measure of the
+                    # work done (though not of the wait, which the worker shortens).
+                    "cpu_ratio_no_plots": bare.cpu_s / floor.cpu_s,
+                    "load_average": list(os.getloadavg()),
                     "startup_s": startup_s,
                     "ratio_without_startup": (bare.wall_s - startup_s) / floor.wall_s,
                     "rounds_s": {k: [round(m.wall_s, 3) for m in v] for k, v in rounds.items()},

@@ -173,12 +173,16 @@ def shown(tmp_path: Path, page: Path, view: str) -> tuple[list[int], Node, list[
     return cards, dom, console_lines(proc)
 
 
+def written_page(tmp: Path, rows: list[dict]) -> tuple[Path, Path]:
+    """(report.html of `rows`, the folder it is in)."""
+    page = tmp / "report.html"
+    page.write_text(page_files(tmp, rows)["report.html"], encoding="utf-8")
+    return page, tmp
+
+
 @pytest.fixture(scope="module")
 def hostile_page(tmp_path_factory) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("items")
-    page = tmp / "report.html"
-    page.write_text(page_files(tmp, hostile_rows())["report.html"], encoding="utf-8")
-    return page, tmp
+    return written_page(tmp_path_factory.mktemp("items"), hostile_rows())
 
 
 @pytest.mark.parametrize(
@@ -297,10 +301,7 @@ def rollout_rows() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def rollouts_page(tmp_path_factory) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("rollouts")
-    page = tmp / "report.html"
-    page.write_text(page_files(tmp, rollout_rows())["report.html"], encoding="utf-8")
-    return page, tmp
+    return written_page(tmp_path_factory.mktemp("rollouts"), rollout_rows())
 
 
 def test_tokens_and_time_of_each_rollout_are_embedded(tmp_path):
