@@ -104,7 +104,10 @@ def test_missing_paths(tmp_path):
 
 
 def call(prompt=10, completion=3, start=100.0, end=100.5):
-    return {"usage": {"prompt_tokens": prompt, "completion_tokens": completion}, "time": {"start": start, "end": end}}
+    return {
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion},
+        "time": {"start": start, "end": end},
+    }
 
 
 @pytest.mark.parametrize(
@@ -114,7 +117,11 @@ def call(prompt=10, completion=3, start=100.0, end=100.5):
         ([call(), call(5, 7, 200.0, 201.25)], (15, 10), 1.75),  # summed over the calls
         (None, None, None),  # no calls recorded (a hand-made trace, v0)
         ([], None, None),
-        ([call(), {"usage": {"prompt_tokens": 1}, "time": {"start": 1, "end": 2}}], None, 1.5),  # tokens in part
+        (
+            [call(), {"usage": {"prompt_tokens": 1}, "time": {"start": 1, "end": 2}}],
+            None,
+            1.5,
+        ),  # tokens in part
         ([call(prompt=True)], None, 0.5),  # a boolean is no count
         ([call(prompt=-1)], None, 0.5),
         ([call(start=5.0, end=4.0)], (10, 3), None),  # time running backwards
