@@ -57,7 +57,8 @@ for with_view in (False, True):
     t2 = time.perf_counter()
     key = "view" if with_view else "plain"
     out[key + "_read_s"], out[key + "_render_s"] = t1 - t0, t2 - t1
-    out[key + "_html_bytes"] = len(files["report.html"].encode())
+    html = files["report.html"]
+    out[key + "_html_bytes"] = len(html.encode()) if isinstance(html, str) else sum(map(len, html))
 print(out)
 """
 

@@ -137,15 +137,20 @@ class StagedFiles:
     def __exit__(self, *exc: object) -> None:
         self.discard()
 
-    def write(self, path: str | Path, content: str | bytes) -> Path:
-        """Stage `content` for `path` (text as UTF-8); the temporary path, readable now."""
+    def write(self, path: str | Path, content: str | bytes | Iterable[bytes]) -> Path:
+        """Stage `content` for `path` (text as UTF-8; an iterable of byte blocks, such as a
+        page too large to hold at once, block by block); the temporary path, readable now."""
         path = Path(path)
         self._forget(path)  # the same file again: the later content wins, as it would on disk
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = _temp_path(path)
         self._staged[path] = tmp
         with open(tmp, "xb") as f:
-            f.write(content.encode("utf-8") if isinstance(content, str) else content)
+            if isinstance(content, (str, bytes)):
+                f.write(content.encode("utf-8") if isinstance(content, str) else content)
+            else:
+                for block in content:
+                    f.write(block)
             f.flush()
             os.fsync(f.fileno())
         return tmp

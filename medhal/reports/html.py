@@ -25,10 +25,10 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from html import escape
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from medhal.reports.markdown import (
     TRUNCATED_NOTE,
@@ -46,6 +46,9 @@ from medhal.kit.outcomes import CONVENTIONS
 from medhal.kit.untrusted import html_text
 from medhal.kit.published import KINDS
 from medhal.reports.headline import DEMO_COLUMNS, lead_rows, ordered_names
+
+if TYPE_CHECKING:
+    from medhal.reports.items import ItemData
 
 READING_NOTES = {
     "medhal": "what a careful human reads",
@@ -65,7 +68,10 @@ ITEM_VIEW_SCRIPT = resources.files("medhal.reports").joinpath("item_view.js").re
 
 def script_hash(script: str) -> str:
     """The CSP source that lets exactly this inline script run."""
-    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii") + "'"
+    return (
+        "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii") + "'"
+    )
+
 
 STYLE = """
 :root{color-scheme:light;--ink:#1b1b1b;--muted:#5f6368;--line:#d0d4d9;--head:#f1f3f5;
@@ -112,6 +118,7 @@ details{margin:1rem 0}summary{cursor:pointer;font-weight:600}
 .item dt{color:var(--muted)}.item dd{margin:0;overflow-wrap:anywhere}
 .item .label{margin:.3rem 0 0;color:var(--muted)}.item details{margin:.3rem 0}
 h3.item-group{font-size:1rem;margin:1.2rem 0 .2rem}
+.item table.rollouts td{min-width:12rem}.item table.rollouts pre{max-height:18rem;overflow:auto;margin:0}
 .print-only{display:none}
 footer{margin-top:3rem;color:var(--muted);font-size:.8rem;border-top:1px solid var(--line);padding-top:.5rem}
 @page{margin:14mm}
@@ -399,9 +406,21 @@ def published_table(report: Mapping[str, Any]) -> str:
                 r["source"],
             ]
         )
-    kinds = "; ".join(f"{kind}: {KINDS[kind]}" for kind in dict.fromkeys(r["kind"] for r in report["published"]))
+    kinds = "; ".join(
+        f"{kind}: {KINDS[kind]}" for kind in dict.fromkeys(r["kind"] for r in report["published"])
+    )
     return table(
-        ["kind", "model", "statistic", "group", "reading", "published", "this run (95% CI)", "agrees", "source"],
+        [
+            "kind",
+            "model",
+            "statistic",
+            "group",
+            "reading",
+            "published",
+            "this run (95% CI)",
+            "agrees",
+            "source",
+        ],
         rows,
         f"Same setting; the run's value under each point's reading. {kinds}.",
         name="published",
@@ -426,14 +445,38 @@ def group_table(report: Mapping[str, Any], fld: str, values: Mapping[str, Mappin
     return table(header, rows, name=f"group:{fld}")
 
 
+class Page:
+    """A page written in parts: its text, and a run's item data read back from the file the
+    items were written to as they were read (`medhal.reports.items.ItemData`), so that the page
+    of a 100,000-item run is never whole in memory. Iterating gives its UTF-8 bytes."""
+
+    def __init__(self, parts: Sequence[str | ItemData]) -> None:
+        self.parts = list(parts)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for part in self.parts:
+            if isinstance(part, str):
+                yield part.encode("utf-8")
+            else:
+                yield from part.blocks()
+
+    def text(self) -> str:
+        """The whole page as text (for a small page: tests, a look in memory)."""
+        return b"".join(self).decode("utf-8")
+
+
+@overload
+def report_html(report: Mapping[str, Any], images: Mapping[str, bytes], items: None = None) -> str: ...
+@overload
+def report_html(report: Mapping[str, Any], images: Mapping[str, bytes], items: ItemData) -> Page: ...
 def report_html(
-    report: Mapping[str, Any], images: Mapping[str, bytes], items: Sequence[Mapping[str, bytes]] | None = None
-) -> str:
+    report: Mapping[str, Any], images: Mapping[str, bytes], items: ItemData | None = None
+) -> str | Page:
     """The page for one report. `images`: file name -> PNG bytes (`medhal.reports.plots.render_plots`);
     `by_<field>.png` is shown under its group table, `confusion.png` under the confusion
-    table, any other at the end of the breakdowns. `items`: the per-item view's chunks
-    (`medhal.reports.items.ItemLog.finish`); without them the page has no item view and no
-    script."""
+    table, any other at the end of the breakdowns. `items`: the per-item view's data
+    (`medhal.reports.items.ItemLog.finish`), which makes the page a `Page`; without them the
+    page is text, with no item view and no script."""
     headline = report.get("headline") or ("accuracy",)
     parts = [
         _header(report),
@@ -458,31 +501,35 @@ def report_html(
                 "notes", "Notes", "<ul>" + "".join(f"<li>{esc(n)}</li>" for n in report["notes"]) + "</ul>"
             )
         )
-    if items is not None:
-        parts.append(item_view(report, items))
+    if items is None:
+        parts.append(_provenance(report.get("provenance", {})))
+        return page(report["title"], "".join(parts), None)
+    before, after = item_view(report, items)
+    parts.append(before)
+    parts.append(DATA_MARK)
+    parts.append(after)
     parts.append(_provenance(report.get("provenance", {})))
-    return page(report["title"], "".join(parts), ITEM_VIEW_SCRIPT if items is not None else None)
+    head, tail = page(report["title"], "".join(parts), ITEM_VIEW_SCRIPT).split(DATA_MARK)
+    return Page([head, items, tail])
 
 
-def item_view(report: Mapping[str, Any], chunks: Sequence[Mapping[str, bytes]]) -> str:
-    """The per-item view: its controls and list are built by the page's script from the
-    chunks, embedded as base64 (which no text of a run can break out of) in data blocks
-    the browser never runs."""
+DATA_MARK = "\x00items\x00"
+"""Where the item data goes in a page's text: no text of a run can put it there (every text
+is cleaned, which shows a NUL as an escape)."""
+
+
+def item_view(report: Mapping[str, Any], items: ItemData) -> tuple[str, str]:
+    """The per-item view, before and after its data: its controls and list are built by the
+    page's script from the data blocks (`medhal.reports.items.ChunkSpool`)."""
     groups = report.get("groups") or {}
     meta = {
         "conventions": list(CONVENTIONS),
         "own": report.get("convention", CONVENTIONS[0]),
         "fields": list(groups),
         "groups": {field: list(values) for field, values in groups.items()},
-        "withheld": bool((report.get("items") or {}).get("withheld")),
-        "n": (report.get("items") or {}).get("n", report["n"]),
+        "withheld": items.withheld,
+        "n": items.n,
     }
-    data = "".join(
-        f'<script type="application/octet-stream" data-items-part="{part}" data-chunk="{i}">'
-        f"{base64.b64encode(chunk[part]).decode('ascii')}</script>"
-        for i, chunk in enumerate(chunks)
-        for part in ("m", "r", "p", "t")
-    )
     withheld = (
         "<p>Prompts, replies, gold answers and readings are withheld in this published copy (they may "
         "quote upstream rows); whether each convention read the reply and got it right, rewards and "
@@ -494,13 +541,16 @@ def item_view(report: Mapping[str, Any], chunks: Sequence[Mapping[str, bytes]]) 
         f'<section id="items" data-meta="{esc(json.dumps(meta, ensure_ascii=False))}">'
         f"<h2>Items ({esc(report['n'])})</h2>"
         "<p>Every rollout: its reading under each convention, whether it is right, the gold answer, "
-        "the reward, any error, the reply and (folded) the prompt. Filter, search by idx or text, "
-        "and link to a view: <code>#view:filter=disagree</code>.</p>"
+        "the reward, tokens and time where the trace records them, any error, the reply and (folded) "
+        "the prompt. With several rollouts per task, each task shows its rollouts side by side, "
+        "sortable by how much they disagree. Filter, search by idx or text, and link to a view: "
+        "<code>#view:filter=disagree</code>, <code>#view:sort=disagreement</code>.</p>"
         f"{withheld}"
         '<div class="controls" data-items-controls></div>'
         '<p class="meta" data-items-status>Loading the items…</p>'
         "<noscript><p>The item view needs JavaScript.</p></noscript>"
-        f"<div data-items-list></div>{data}</section>"
+        "<div data-items-list></div>",
+        "</section>",
     )
 
 
@@ -513,7 +563,11 @@ def _header(report: Mapping[str, Any]) -> str:
     meta.append(f"Reading convention: <strong>{esc(report['convention'])}</strong>")
     meta.append(esc(scored_by(report)))
     return "".join(
-        [f"<header><h1>{esc(report['title'])}</h1>", *(f'<p class="meta">{line}</p>' for line in meta), "</header>"]
+        [
+            f"<header><h1>{esc(report['title'])}</h1>",
+            *(f'<p class="meta">{line}</p>' for line in meta),
+            "</header>",
+        ]
     )
 
 
@@ -632,7 +686,9 @@ def _provenance(provenance: Mapping[str, Any]) -> str:
     )
 
 
-def combined_html(title: str, lines: Sequence[str], reports: Sequence[Mapping[str, Any]], links: Sequence[str]) -> str:
+def combined_html(
+    title: str, lines: Sequence[str], reports: Sequence[Mapping[str, Any]], links: Sequence[str]
+) -> str:
     """One page for several reports (the demo's): `lines` of introduction, a table of every
     report's headline (a row per group for a per-group headline) with its items, errors and
     parse rate, then each report's header, warnings, summary
@@ -640,7 +696,9 @@ def combined_html(title: str, lines: Sequence[str], reports: Sequence[Mapping[st
     the breakdowns and the items."""
     rows = []
     for report in reports:
-        anchor = Markup(f'<a href="#{esc(_slug("bench-" + report["benchmark"]))}">{esc(report["benchmark"])}</a>')
+        anchor = Markup(
+            f'<a href="#{esc(_slug("bench-" + report["benchmark"]))}">{esc(report["benchmark"])}</a>'
+        )
         for lead in lead_rows(report):
             rows.append(
                 [
@@ -688,7 +746,9 @@ def _comparison(comparison: Mapping[str, Any]) -> str:
             f"<li>run {i} differs from run 1 in {esc(', '.join(runs[i - 1]['differs_in']))}"
             + (
                 ": <ul>"
-                + "".join(f"<li>{esc(difference_text(d, i))}</li>" for d in runs[i - 1].get("differences") or [])
+                + "".join(
+                    f"<li>{esc(difference_text(d, i))}</li>" for d in runs[i - 1].get("differences") or []
+                )
                 + "</ul>"
                 if runs[i - 1].get("differences")
                 else ""

@@ -387,7 +387,7 @@ def resample_totals(
     k = int(weights.sum())
     if k == 0:
         return out
-    kinds, inverse = np.unique(rows, axis=0, return_inverse=True)
+    kinds, inverse = distinct_rows(rows)
     multiplicity = np.bincount(inverse.ravel(), weights=weights, minlength=len(kinds)).astype(np.int64)
     n_kinds = len(kinds)
     rng = np.random.default_rng(seed)
@@ -411,6 +411,45 @@ def resample_totals(
         counts = np.bincount(draws.ravel(), minlength=(stop - start) * n_kinds).reshape(stop - start, n_kinds)
         out[start:stop] = counts @ kinds
     return out
+
+
+_ROW_HASH = np.random.default_rng(0x6D6564).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
+"""Odd multipliers, one per column (cycled past 4,096), of `distinct_rows`' row hash."""
+
+
+def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(rows, axis=0, return_inverse=True)` for a finite float table: the distinct
+    rows in lexicographic order and each row's index among them, the same arrays, found
+    faster. numpy sorts the rows as records, comparing them field by field (2 s for 100,000
+    rows of 75 columns, a tenth of a 100,000-item report); here each row's bits are hashed to
+    one integer (exact integer arithmetic), the integers sorted, every row checked against the
+    first row of its hash (a collision, never seen, falls back to numpy), and only the few
+    distinct rows put in lexicographic order. -0.0 is made 0.0 first (numpy's record compare
+    holds them equal)."""
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    if rows.ndim != 2 or rows.shape[0] == 0 or rows.shape[1] == 0:
+        kinds, inverse = np.unique(rows, axis=0, return_inverse=True)
+        return kinds, inverse.ravel()
+    if (np.signbit(rows) & (rows == 0.0)).any():
+        rows = rows + 0.0
+    multipliers = np.resize(_ROW_HASH, rows.shape[1])
+    step = 8192  # a slice of rows at a time: no second table-sized array
+    keys = np.empty(len(rows), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for start in range(0, len(rows), step):
+            bits = rows[start : start + step].view(np.uint64)
+            keys[start : start + step] = (bits * multipliers).sum(axis=1, dtype=np.uint64)
+    _, first, by_key = np.unique(keys, return_index=True, return_inverse=True)
+    by_key = by_key.ravel()
+    found = rows[first]
+    for start in range(0, len(rows), step):
+        if not np.array_equal(rows[start : start + step], found[by_key[start : start + step]]):
+            kinds, inverse = np.unique(rows, axis=0, return_inverse=True)
+            return kinds, inverse.ravel()
+    order = np.lexsort(found.T[::-1])
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return found[order], rank[by_key]
 
 
 def percentile_interval(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:

@@ -107,3 +107,46 @@ def render_plots(report: Mapping[str, Any]) -> dict[str, bytes]:
         for field in report["groups"]:
             plots[f"by_{field}.png"] = group_bars_png(report, field)
     return plots
+
+
+WORKER_MIN_BYTES = 8 * 2**20
+"""Trace files this large or larger get their plots drawn by a `PlotWorker`: reading them takes
+about as long as importing matplotlib, which the worker does meanwhile. Smaller runs draw in
+the process (a worker's own start-up would cost more than it hides)."""
+
+
+def _warm() -> None:
+    """Import matplotlib (in the worker, while the caller reads its traces)."""
+    _pyplot()
+
+
+class PlotWorker:
+    """Plots drawn in a process of their own, started before the traces are read, so that
+    importing matplotlib (most of what plots cost) goes on beside the reading instead of after
+    it. The worker runs `render_plots`, the code that draws them in-process, so the PNGs are
+    the same; should the worker process die, the plots are drawn here. A fresh interpreter
+    (`spawn`), never a fork of this process, which may hold threads and locks."""
+
+    def __init__(self) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        self._pool.submit(_warm)  # starts the process now, and matplotlib's import in it
+
+    def render(self, report: Mapping[str, Any]) -> dict[str, bytes]:
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return self._pool.submit(render_plots, dict(report)).result()
+        except BrokenProcessPool:
+            return render_plots(report)
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+    def __enter__(self) -> PlotWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -8,6 +8,7 @@ old one. A failure while rendering leaves the previous good report untouched.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -18,37 +19,53 @@ from typing import TYPE_CHECKING, Any
 from medhal.kit.files import StagedFiles
 from medhal.kit.untrusted import one_line
 from medhal.reports.markdown import completeness_problems, to_markdown
+from medhal.reports.plots import WORKER_MIN_BYTES, PlotWorker
 from medhal.reports.registry import report_spec
-from medhal.reports.traces import TraceFileError, configured_rollouts, iter_traces, resolve_trace_file
+from medhal.reports.traces import (
+    TRACE_FILES,
+    TraceFileError,
+    configured_rollouts,
+    iter_traces,
+    resolve_trace_file,
+)
 
 if TYPE_CHECKING:
+    from medhal.reports.html import Page
     from medhal.reports.items import ItemLog
     from medhal.reports.prime_rl import Epoch
     from medhal.reports.report import Run
 
 
-def render(report: dict[str, Any], plots: bool = True, items: ItemLog | None = None) -> dict[str, str | bytes]:
-    """File name -> content for one report; `items`, the run's items read as it was
-    (`Run.view`), gives report.html its per-item view."""
+def render(
+    report: dict[str, Any], plots: bool | PlotWorker = True, items: ItemLog | None = None
+) -> dict[str, str | bytes | Page]:
+    """File name -> content for one report; `plots`: whether to draw them, or the worker that
+    draws them (`medhal.reports.plots.PlotWorker`); `items`, the run's items read as it was
+    (`Run.view`), gives report.html its per-item view (then a `Page`, written in parts)."""
     from medhal.reports.html import report_html
     from medhal.reports.plots import render_plots
     from medhal.reports.report import write_json
 
-    images = render_plots(report) if plots else {}
+    if plots is True or plots is False:
+        images = render_plots(report) if plots else {}
+    else:
+        images = plots.render(report)
     report["plots"] = list(images)
-    chunks = None
-    if items is not None:
-        chunks = items.finish()
-        report["items"] = {"n": items.n, "withheld": items.withhold}
+    if items is None:
+        html: str | Page = report_html(report, images)
+    else:
+        data = items.finish()
+        report["items"] = {"n": data.n, "withheld": data.withheld}
+        html = report_html(report, images, data)
     return {
         "report.json": write_json(report),
         "report.md": to_markdown(report, report.get("headline", ("accuracy",))),
-        "report.html": report_html(report, images, chunks),
+        "report.html": html,
         **images,
     }
 
 
-def write_files(files: Mapping[str, str | bytes], out_dir: Path) -> list[Path]:
+def write_files(files: Mapping[str, str | bytes | Page], out_dir: Path) -> list[Path]:
     """The files into `out_dir`, all or nothing."""
     with StagedFiles() as staged:
         for name, content in files.items():
@@ -116,16 +133,33 @@ def report_runs(
             result = report_runs(paths, output, env_id, plots, merge, own)
             own.commit()
         return result
-    groups = read_runs(paths, output, env_id, merge)
-    runs, reports, outs = [], [], []
-    for run, out in groups:
-        report = build_report_of(run, out)
-        for name, content in render(report, plots, run.view).items():
-            staged.write(out / name, content)
-        runs.append(run)
-        reports.append(report)
-        outs.append(out)
+    with contextlib.ExitStack() as stack:
+        painter: bool | PlotWorker = plots
+        if plots and _trace_bytes(paths) >= WORKER_MIN_BYTES:
+            painter = stack.enter_context(PlotWorker())
+        groups = read_runs(paths, output, env_id, merge)
+        runs, reports, outs = [], [], []
+        for run, out in groups:
+            report = build_report_of(run, out)
+            for name, content in render(report, painter, run.view).items():
+                staged.write(out / name, content)
+            runs.append(run)
+            reports.append(report)
+            outs.append(out)
     return runs, reports, outs
+
+
+def _trace_bytes(paths: Sequence[Path]) -> int:
+    """The size of the trace files (or run directories' trace files) named, as far as it is
+    known before reading them (a path that is neither counts as nothing: reading it says why)."""
+    total = 0
+    for path in paths:
+        for name in ("", *TRACE_FILES):
+            file = path / name if name else path
+            if file.is_file():
+                total += file.stat().st_size
+                break
+    return total
 
 
 def build_report_of(run: Run, out: Path) -> dict[str, Any]:
@@ -147,6 +181,15 @@ def read_runs(
     go to one directory (two trace files side by side, no -o) are refused: one report
     would silently replace the other. A prime-rl run directory gives one run per eval
     epoch (`prime_rl_inputs`)."""
+    from medhal.reports.report import cycles_left_alone
+
+    with cycles_left_alone():
+        return _read_runs(paths, output, env_id, merge)
+
+
+def _read_runs(
+    paths: list[Path], output: Path | None, env_id: str | None, merge: bool
+) -> list[tuple[Run, Path]]:
     from medhal.reports.items import ItemLog
     from medhal.reports.report import Run, read_run
 

@@ -71,17 +71,24 @@ def page_files(tmp_path: Path, rows: list[dict], withhold: bool = False) -> dict
     )
     report = build_report(run)
     report["headline"] = list(TOY.headline)
-    return render(report, plots=False, items=run.view)
+    files = render(report, plots=False, items=run.view)
+    return {**files, "report.html": files["report.html"].text()}
 
 
 def decoded(root: Node) -> dict[str, list]:
-    """Each part of the embedded item data, chunks joined, decoded as the page decodes it."""
-    out: dict[str, list] = {"m": [], "r": [], "p": [], "t": []}
+    """Each part of the embedded item data, chunks joined, decoded as the page decodes it,
+    and the prompts rebuilt from their pieces and the shared texts (`p`)."""
+    out: dict[str, list] = {"m": [], "r": [], "p": [], "t": [], "c": []}
     for node in root.all("script", type="application/octet-stream"):
         text = "".join(c for c in node.children if isinstance(c, str))
         out[node.attrs["data-items-part"] or ""] += json.loads(
             gzip.decompress(base64.b64decode(text, validate=True))
         )
+    out["pieces"] = out["p"]
+    out["p"] = [
+        None if pieces is None else "\n\n".join(out["t"][x] if isinstance(x, int) else x for x in pieces)
+        for pieces in out["pieces"]
+    ]
     return out
 
 
@@ -94,13 +101,14 @@ def test_the_embedded_items_are_inert_and_whole(tmp_path):
     assert "<img" not in html.lower() and "<script>alert" not in html.lower()
     data = decoded(root)
     # idx, groups (part, topic), gold, readings (medhal, authors, strict), right bits, read bits,
-    # rewards, error, where the token limit cut the reply: bit 0 medhal, 1 authors, 2 strict
+    # rewards, error, tokens, seconds (the toy traces record no model calls), where the token
+    # limit cut the reply: bit 0 medhal, 1 authors, 2 strict
     assert data["m"] == [
-        [0, ["a", BOLD], "yes", ["yes", "yes", "yes"], 7, 7, {}, None, None],
-        [1, ["a", "plain"], "no", ["no", "no", "no"], 7, 7, {}, None, None],
-        [2, ["a", "plain"], "yes", ["no", "yes", "INVALID"], 2, 3, {}, None, None],
-        [3, ["b", BOLD], "no", ["no", "yes", "no"], 5, 7, {}, None, None],
-        [4, ["b", "plain"], "yes", ["INVALID", "no", "INVALID"], 0, 2, {}, None, "in the answer"],
+        [0, ["a", BOLD], "yes", ["yes", "yes", "yes"], 7, 7, {}, None, None, None, None],
+        [1, ["a", "plain"], "no", ["no", "no", "no"], 7, 7, {}, None, None, None, None],
+        [2, ["a", "plain"], "yes", ["no", "yes", "INVALID"], 2, 3, {}, None, None, None, None],
+        [3, ["b", BOLD], "no", ["no", "yes", "no"], 5, 7, {}, None, None, None, None],
+        [4, ["b", "plain"], "yes", ["INVALID", "no", "INVALID"], 0, 2, {}, None, None, None, "in the answer"],
         [
             5,
             ["b", "plain"],
@@ -111,10 +119,12 @@ def test_the_embedded_items_are_inert_and_whole(tmp_path):
             {},
             "ProviderError: <img src=y onerror=alert(3)> 502",
             None,
+            None,
+            None,
         ],
     ]
     assert data["r"] == [SHOWN, "r", "r", "r", "I cannot tell", None]
-    assert data["t"] == [None, None, None, REASONING, "still weighing", None]
+    assert data["c"] == [None, None, None, REASONING, "still weighing", None]
     assert data["p"][0] == "q" and data["p"][1] == "[system]\nBe careful.\n\n[user]\n</script><b>prompt</b>"
     assert json.loads(files["report.json"])["items"] == {"n": 6, "withheld": False}
     meta = json.loads(root.one("section", id="items").attrs["data-meta"] or "")
@@ -127,7 +137,7 @@ def test_items_are_split_into_chunks_and_texts_cleaned(tmp_path, monkeypatch):
     rows = hostile_rows()
     rows[2]["nodes"][0]["message"]["content"] = "bell\x07 and an escape \x1b[31m"
     root = parse(page_files(tmp_path, rows)["report.html"])
-    assert len(root.all("script", type="application/octet-stream")) == 3 * 4  # 6 items, 2 a chunk, 4 parts
+    assert len(root.all("script", type="application/octet-stream")) == 3 * 5  # 6 items, 2 a chunk, 5 parts
     data = decoded(root)
     assert [row[0] for row in data["m"]] == [0, 1, 2, 3, 4, 5]
     assert data["r"][2] == "bell\\x07 and an escape \\x1b[31m"
@@ -138,7 +148,7 @@ def test_a_withheld_copy_keeps_figures_but_no_text(tmp_path):
     root = parse(files["report.html"])
     data = decoded(root)
     assert data["r"] == [None] * 6 and data["p"] == [None] * 6 and [r[2] for r in data["m"]] == [None] * 6
-    assert data["t"] == [None] * 6 and data["m"][4][8] == "in the answer"  # the label is a fact, kept
+    assert data["c"] == [None] * 6 and data["m"][4][10] == "in the answer"  # the label is a fact, kept
     assert [r[3] for r in data["m"]][2] == ["(withheld)", "(withheld)", "INVALID"]
     assert [r[3] for r in data["m"]][5] == ["ERROR"] * 3
     assert [r[4] for r in data["m"]] == [7, 7, 2, 5, 0, 0]  # rightness stays
@@ -175,12 +185,16 @@ def shown(tmp_path: Path, page: Path, view: str) -> tuple[list[int], Node, list[
     return cards, dom, console_lines(proc)
 
 
+def written_page(tmp: Path, rows: list[dict]) -> tuple[Path, Path]:
+    """(report.html of `rows`, the folder it is in)."""
+    page = tmp / "report.html"
+    page.write_text(page_files(tmp, rows)["report.html"], encoding="utf-8")
+    return page, tmp
+
+
 @pytest.fixture(scope="module")
 def hostile_page(tmp_path_factory) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("items")
-    page = tmp / "report.html"
-    page.write_text(page_files(tmp, hostile_rows())["report.html"], encoding="utf-8")
-    return page, tmp
+    return written_page(tmp_path_factory.mktemp("items"), hostile_rows())
 
 
 @pytest.mark.parametrize(
@@ -281,3 +295,126 @@ def test_a_view_naming_an_inherited_property_shows_every_item(hostile_page, view
     cards, _, console = shown(tmp, page, view)
     assert console == []
     assert cards == ([] if "group=" in view else [0, 1, 2, 3, 4, 5])
+
+
+# ------------------------------------------------- several rollouts of a task (issue 34 item 5)
+
+
+def rollout_rows() -> list[dict]:
+    """Three tasks of four rollouts each, their lines interleaved as a concurrent run writes
+    them: task 0 read alike every time (right), task 1 split two to two (yes/no), task 2 three
+    to one (INVALID once). Each rollout has its own id, model call tokens and time."""
+    plan = {
+        0: [("yes", 1)] * 4,
+        1: [("yes", 1), ("no", 0), ("yes", 1), ("no", 0)],
+        2: [("no", 1), ("no", 1), (None, 0), ("no", 1)],
+    }
+    gold = {0: "yes", 1: "yes", 2: "no"}
+    rows = []
+    for k in range(4):
+        for idx, outcomes in plan.items():
+            reading, right = outcomes[k]
+            row = trace(
+                idx, "a", gold[idx], same(reading), same(right), reply=f"reply {idx}.{k}", n_expected=3
+            )
+            row["id"] = f"{idx}-{k}"
+            row["calls"] = [
+                {
+                    "usage": {"prompt_tokens": 100 + idx, "completion_tokens": 10 * k},
+                    "time": {"start": 5.0, "end": 5.5 + k},
+                }
+            ]
+            rows.append(row)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def rollouts_page(tmp_path_factory) -> tuple[Path, Path]:
+    return written_page(tmp_path_factory.mktemp("rollouts"), rollout_rows())
+
+
+def test_tokens_and_time_of_each_rollout_are_embedded(tmp_path):
+    data = decoded(parse(page_files(tmp_path, rollout_rows())["report.html"]))
+    assert [(row[0], row[8], row[9]) for row in data["m"][:4]] == [
+        (0, [100, 0], 0.5),
+        (1, [101, 0], 0.5),
+        (2, [102, 0], 0.5),
+        (0, [100, 10], 1.5),
+    ]
+
+
+def test_the_rollouts_of_a_task_are_side_by_side_in_chromium(rollouts_page):
+    page, tmp = rollouts_page
+    cards, dom, console = shown(tmp, page, "filter=all")
+    assert console == [] and cards == [0, 1, 2]  # one card per task, in idx order
+    section = dom.one("section", id="items")
+    assert section.attrs.get("data-mode") == "tasks"
+    task = section.all("article")[1]
+    assert task.attrs.get("data-rollouts") == "4"
+    table = task.one("table", data_table="rollouts")
+    lines = {tr.all("th")[0].text(): [td.text() for td in tr.all("td")] for tr in table.all("tr")[1:]}
+    assert lines["reading, medhal (run)"] == ["yes", "no", "yes", "no"]
+    assert lines["right, strict"] == ["yes", "no", "yes", "no"]
+    assert lines["tokens"] == ["101 in, 0 out", "101 in, 10 out", "101 in, 20 out", "101 in, 30 out"]
+    assert lines["model time"] == ["0.50 s", "1.50 s", "2.50 s", "3.50 s"]
+    assert lines["reply"] == ["reply 1.0", "reply 1.1", "reply 1.2", "reply 1.3"]
+    assert "2 of 4 right (medhal)" in task.text() and "rollouts disagree" in task.text()
+    assert "rollouts disagree" not in section.all("article")[0].text()
+
+
+@pytest.mark.parametrize(
+    "view, expected",
+    [
+        ("sort=disagreement", [1, 2, 0]),  # split 2:2, then 3:1, then unanimous
+        ("filter=split", [1, 2]),
+        ("filter=wrong&sort=disagreement", [1, 2]),
+        ("q=reply%202.2", [2]),
+        ("mode=rollouts&filter=split&by=&q=%231", [1, 1, 1, 1]),
+        ("mode=rollouts&sort=disagreement&q=%232", [2, 2, 2, 2]),
+        ("mode=__proto__&sort=constructor", [0, 1, 2]),  # not the page's names: the default view
+    ],
+)
+def test_tasks_sort_by_disagreement_and_filter_in_chromium(rollouts_page, view, expected):
+    page, tmp = rollouts_page
+    cards, _, console = shown(tmp, page, view)
+    assert console == [] and cards == expected
+
+
+def test_an_eval_run_of_four_rollouts_shows_them_side_by_side_in_chromium(tmp_path):
+    """A real `eval -r 4` run (scripted endpoint) reported by `medhal report`: every task with
+    its 4 rollouts, their tokens and time from the traces' model calls, most disagreeing first."""
+    from tests.conftest import run_eval
+    from tests.medfact_bench.fixtures import DEMO_ROWS
+    from tests.running import medhal_main
+    from tests.scripted_endpoint import ScriptedEndpoint
+
+    replies = iter(
+        ["<score>2</score>", "<score>-2</score>", "no score", "<score>1</score>", "<score>2</score>"] * 100
+    )
+    with ScriptedEndpoint(lambda body, number: next(replies)) as endpoint:
+        rows = run_eval(
+            "medfact-bench",
+            endpoint.base_url,
+            tmp_path / "run",
+            "--taskset.dataset-path",
+            str(DEMO_ROWS),
+            "-r",
+            "4",
+        )
+    tasks = len({r["task"]["data"]["idx"] for r in rows})
+    assert len(rows) == 4 * tasks
+    proc = medhal_main("report", str(tmp_path / "run"), "--no-plots", "--max-error-rate", "0")
+    assert proc.returncode == 0, proc.stderr
+    cards, dom, console = shown(tmp_path, tmp_path / "run" / "report.html", "sort=disagreement&by=")
+    assert console == [] and sorted(cards) == sorted({r["task"]["data"]["idx"] for r in rows})
+    articles = dom.one("section", id="items").all("article")
+    assert {a.attrs.get("data-rollouts") for a in articles} == {"4"}
+    spreads = []
+    for article in articles:
+        table = article.one("table", data_table="rollouts")
+        lines = {tr.all("th")[0].text(): [td.text() for td in tr.all("td")] for tr in table.all("tr")[1:]}
+        assert all(cell.endswith(" out") for cell in lines["tokens"]) and len(lines["tokens"]) == 4
+        assert all(cell.endswith(" s") for cell in lines["model time"])
+        readings = lines["reading, medhal (run)"]
+        spreads.append(1 - max(readings.count(r) for r in readings) / 4)
+    assert spreads == sorted(spreads, reverse=True) and spreads[0] > 0

@@ -52,3 +52,15 @@ def test_an_all_zero_plot_says_so():
     fig = group_bars_figure(report([0.0] * 7), "test_set")
     assert [t.get_text() for t in fig.axes[0].texts] == [ALL_ZERO]
     assert group_bars_png(report([0.0] * 7), "test_set").startswith(b"\x89PNG")
+
+
+def test_the_plot_worker_draws_the_plots_drawn_in_process(tmp_path):
+    """Large runs draw their plots in a worker process started before the traces are read
+    (`PlotWorker`): the same code, the same PNGs."""
+    from medhal.reports.plots import PlotWorker, render_plots
+    from tests.medhal.test_html import CLEAN, toy_report
+
+    report = toy_report(tmp_path, CLEAN)
+    with PlotWorker() as worker:
+        drawn = worker.render(report)
+    assert drawn == render_plots(report) and set(drawn) == {"confusion.png", "by_part.png", "by_topic.png"}

@@ -103,7 +103,7 @@ def test_the_report_counts_the_cut_replies_and_shows_the_reasoning(reasoning_run
     md = (traces.parent / "report.md").read_text()
     assert f"### Replies cut by the token limit ({len(cut)})" in md
     html = (traces.parent / "report.html").read_text()
-    assert 'id="truncated"' in html and 'data-items-part="t"' in html
+    assert 'id="truncated"' in html and 'data-items-part="c"' in html
 
 
 @pytest.mark.parametrize(

@@ -101,3 +101,52 @@ def test_missing_paths(tmp_path):
         resolve_trace_file(tmp_path)
     with pytest.raises(TraceFileError, match="no such file"):
         resolve_trace_file(tmp_path / "nope.jsonl")
+
+
+def call(prompt=10, completion=3, start=100.0, end=100.5):
+    return {
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion},
+        "time": {"start": start, "end": end},
+    }
+
+
+@pytest.mark.parametrize(
+    "calls, usage, latency",
+    [
+        ([call()], (10, 3), 0.5),
+        ([call(), call(5, 7, 200.0, 201.25)], (15, 10), 1.75),  # summed over the calls
+        (None, None, None),  # no calls recorded (a hand-made trace, v0)
+        ([], None, None),
+        (
+            [call(), {"usage": {"prompt_tokens": 1}, "time": {"start": 1, "end": 2}}],
+            None,
+            1.5,
+        ),  # tokens in part
+        ([call(prompt=True)], None, 0.5),  # a boolean is no count
+        ([call(prompt=-1)], None, 0.5),
+        ([call(start=5.0, end=4.0)], (10, 3), None),  # time running backwards
+        ([call(start=10**400, end=1)], (10, 3), None),  # past a float's range
+        ([call(start="1", end="2")], (10, 3), None),
+    ],
+)
+def test_tokens_and_model_time_are_summed_over_calls_or_not_known(tmp_path, calls, usage, latency):
+    """Shown beside an item, never counted: a trace that records either in part or not as
+    numbers has it as not known, and is read all the same."""
+    row = v1_row(0)
+    if calls is not None:
+        row["calls"] = calls
+    [record] = iter_traces(write(tmp_path / "traces.jsonl", [json.dumps(row) + "\n"]))
+    assert record.usage == usage and record.latency == latency
+
+
+@pytest.mark.parametrize(
+    "calls, field",
+    [(["not a call"], r"'calls\[0\]' is not an object"), ({"calls": 1}, "'calls' is not a list")],
+)
+def test_model_calls_not_as_verifiers_records_them_are_refused(tmp_path, calls, field):
+    """The calls the reply's finish reason is looked up in must be a list of objects: one line
+    naming the file, the line and the field."""
+    row = v1_row(0)
+    row["calls"] = calls
+    with pytest.raises(TraceFileError, match=r"traces\.jsonl:1: field " + field):
+        list(iter_traces(write(tmp_path / "traces.jsonl", [json.dumps(row) + "\n"])))
