@@ -88,8 +88,10 @@ def last_user_text(body: dict[str, Any]) -> str:
 
 
 def eval_command(env_id: str, base_url: str, out: Path, options: dict[str, Any]) -> list[str]:
-    """The installed line's eval command for a demo run (the 0.4 one runs on the host: the
-    default Prime sandbox needs an account and network)."""
+    """The installed line's eval command for a demo run: `eval` on 0.2 and 0.3 (options under
+    `--env.taskset.` from 0.3 on), `vf-eval` on 0.4. From 0.3 on the agent runs on the host
+    (the default Prime sandbox needs an account and network), and 0.3's rollouts go through
+    its env-server worker pool, as prime-rl's do."""
     prefix = "--taskset." if line() == "0.2" else "--env.taskset."
     args = []
     for key, value in options.items():
@@ -97,7 +99,10 @@ def eval_command(env_id: str, base_url: str, out: Path, options: dict[str, Any])
     common = ["--client.base-url", base_url, "--no-push", "-m", "scripted", "-o", str(out), *args]
     if line() == "0.2":
         return [str(BIN / "eval"), env_id, "--no-rich", *common]
-    return [str(BIN / "vf-eval"), env_id, *common, "--env.agent.runtime.type", "subprocess"]
+    host = ["--env.agent.runtime.type", "subprocess"]
+    if line() == "0.3":
+        return [str(BIN / "eval"), env_id, "--no-rich", *common, *host]
+    return [str(BIN / "vf-eval"), env_id, *common, *host]
 
 
 def canonical(value: Any) -> Any:
