@@ -70,15 +70,16 @@ def select_tasks(taskset: Any, num_tasks: int | None = None, shuffle: bool = Fal
 
 
 def new_trace(task: vf.Task, nodes: list[vf.MessageNode]) -> vf.Trace:
-    # 0.3.0's Task has no `key` or `hash` (0.3.1 has both): left unset there.
+    """An empty trace of `task`, as 0.3 and 0.4 record one (0.3.0's Task has no `key` or `hash`,
+    later ones have both: left unset there)."""
     key, digest = getattr(task, "key", None), getattr(task, "hash", None)
     recorded = vf.TraceTask(type=type(task).__name__, data=task.data, key=key, hash=digest)
     return vf.Trace(task=recorded, agent=vf.AgentInfo(config=vf.AgentConfig()), nodes=nodes)
 
 
 def offline_agent(model: str) -> vf.AgentInfo:
-    """The agent record of replies scored outside a rollout (`medhal score`). No harness, as on
-    0.4: a harness id would be resolved to an installed package, and none ran."""
+    """The agent record of replies scored outside a rollout (`medhal score`). No harness (0.2
+    records `offline`): from 0.3 on a harness id is resolved to an installed package, and none ran."""
     return vf.AgentInfo(config=vf.AgentConfig(model=model, sampling=vf.SamplingConfig()))
 
 
@@ -87,8 +88,8 @@ def record_error(trace: vf.Trace, error: Exception) -> None:
 
 
 def reward_values(trace: vf.Trace) -> dict[str, float]:
-    """Each reward's weighted value, by name (0.3 records `Reward(score, weight)`, or None
-    when scoring did not run: left out)."""
+    """Each reward's weighted value, by name (0.3 and 0.4 record `Reward(score, weight)`, or
+    None when scoring did not run: left out)."""
     return {name: reward.value for name, reward in trace.rewards.items() if reward is not None}
 
 
