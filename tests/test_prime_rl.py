@@ -93,7 +93,7 @@ def resolved(env: dict[str, Any]) -> Any:
 def test_every_rl_config_source_is_a_prime_rl_source(config: str, role: str, table: dict[str, Any]) -> None:
     import verifiers.v1 as vf
 
-    from medhal.kit.lines import taskset_config_type
+    from medhal.kit.lines import taskset_class, taskset_config_type
 
     assert set(table) <= PRIME_RL_SOURCE_FIELDS[role], (
         f"{config}: {sorted(set(table) - PRIME_RL_SOURCE_FIELDS[role])}"
@@ -111,7 +111,7 @@ def test_every_rl_config_source_is_a_prime_rl_source(config: str, role: str, tab
     # What the env server does first (its EnvServer.__init__): build the environment. No data
     # is loaded there, so the Hub's training pool is not needed.
     built = vf.load_environment(env)
-    assert type(built.taskset).__name__ == type(env.taskset).__name__.replace("Config", "Taskset")
+    assert type(built.taskset) is taskset_class(env_id)
 
 
 def test_the_configs_train_and_evaluate_every_environment_apart() -> None:
