@@ -14,7 +14,7 @@ export PATH := $(dir $(UV_BIN)):$(PATH)
 # and pytest rewrites every test module's asserts again. The caches are ignored by git.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: test test-slow test-verifiers-0.4 lint format demo build release-check publish fingerprints configs mutants
+.PHONY: test test-slow test-verifiers-0.3 test-verifiers-0.4 test-prime-rl check-prime-rl-configs lint format demo build release-check publish fingerprints configs mutants
 
 # Linters first: a red lint fails CI as a failing test does. Then the suite on every core
 # (pytest-xdist): whole modules per worker (--dist loadscope), so a module's shared fixtures (a
@@ -42,26 +42,53 @@ test: lint
 test-slow:
 	uv run --locked pytest -n auto --dist loadscope -m "slow or hypothesis" $(PYTEST_ARGS)
 
-# The environments on the verifiers 0.4 line. verifiers 0.4.0 needs openai<3 and the main lock
-# (verifiers 0.2.1, prime 0.18) has openai 3.x, so the 0.4 line is a project of its own,
-# compat/verifiers04 (its own pyproject and uv.lock), which installs medhal (editable) and the three
-# environments built from this tree beside verifiers 0.4.0 from PyPI. It runs what must agree on
-# both lines: the demo rows through `vf-eval` against a scripted endpoint and `medhal report`,
-# compared byte for byte with tests/cross_line.json (which `make test-slow` checks on 0.2); the scoring
-# fingerprints; the environments' taskset tests (less the v0 face's: no v0 API on 0.4); the trace
-# reader; the platform summary of a mixed Med-HALT run against its report; reasoning replies. A few
-# minutes.
+# The environments on the other verifiers lines, each a project of its own under compat/ (its own
+# pyproject and uv.lock: one lock holds one verifiers), which installs medhal (editable) and the
+# three environments built from this tree beside that verifiers from PyPI. Each runs what must agree
+# on every line: the demo rows through the line's own eval command against a scripted endpoint and
+# `medhal report`, compared byte for byte with tests/cross_line.json (which `make test-slow` checks
+# on 0.2); the scoring fingerprints; the environments' taskset tests; the v0 face against the
+# tasksets (where verifiers still has v0); the trace reader; the platform summary of a mixed
+# Med-HALT run against its report; reasoning replies. A few minutes each.
 # The environments are the folders under environments/ (medhal.kit.contract: folder = import
 # package = distribution name with '-' for '_').
-VERIFIERS04 := compat/verifiers04
+#   compat/verifiers030  verifiers 0.3.0       } `make test-verifiers-0.3`
+#   compat/verifiers03   verifiers 0.3.1       }
+#   compat/verifiers04   verifiers 0.4.0 (needs openai<3; no v0 API)
+#   compat/prime-rl      verifiers 0.3.1.dev62 (= a60a606, what prime-rl 559b447 vendors), Python
+#                        3.12 (prime-rl's): also prime-rl's own path, tests/test_prime_rl.py
 ENVIRONMENTS := $(notdir $(patsubst %/,%,$(dir $(wildcard environments/*/pyproject.toml))))
-VERIFIERS04_TESTS := tests/test_cross_line.py tests/test_scoring_fingerprint.py tests/medhal/test_traces.py \
+LINE_TESTS := tests/test_cross_line.py tests/test_scoring_fingerprint.py tests/medhal/test_traces.py \
 	tests/medhal/test_reasoning.py \
 	$(wildcard $(foreach env,$(ENVIRONMENTS),tests/$(env)/test_taskset.py tests/$(env)/test_run_summary.py))
+LINE_SYNC = uv sync --locked --project $(1) $(foreach env,$(ENVIRONMENTS),--reinstall-package $(subst _,-,$(env)))
+LINE_PYTEST = $(1)/.venv/bin/python -m pytest -n auto --dist loadscope
+# Python 3.12 for compat/prime-rl: uv finds one on PATH or among its own, or downloads it; where
+# pyenv holds a 3.12 that is not its global version (this project's machines), pyenv's.
+PYTHON312 := $(or $(shell command -v pyenv >/dev/null 2>&1 && pyenv prefix 3.12 2>/dev/null | sed 's|$$|/bin/python3.12|'),3.12)
+
+test-verifiers-0.3:
+	$(call LINE_SYNC,compat/verifiers030)
+	$(call LINE_PYTEST,compat/verifiers030) $(LINE_TESTS) tests/medhal/test_v0_v1.py
+	$(call LINE_SYNC,compat/verifiers03)
+	$(call LINE_PYTEST,compat/verifiers03) $(LINE_TESTS) tests/medhal/test_v0_v1.py
+
 test-verifiers-0.4:
-	uv sync --locked --project $(VERIFIERS04) $(foreach env,$(ENVIRONMENTS),--reinstall-package $(subst _,-,$(env)))
-	$(VERIFIERS04)/.venv/bin/python -m pytest -n auto --dist loadscope $(VERIFIERS04_TESTS) \
-		--deselect tests/medhallu/test_taskset.py::test_v0_and_v1_agree
+	$(call LINE_SYNC,compat/verifiers04)
+	$(call LINE_PYTEST,compat/verifiers04) $(LINE_TESTS) --deselect tests/medhallu/test_taskset.py::test_v0_and_v1_agree
+
+test-prime-rl:
+	$(call LINE_SYNC,compat/prime-rl) --python $(PYTHON312)
+	$(call LINE_PYTEST,compat/prime-rl) $(LINE_TESTS) tests/medhal/test_v0_v1.py tests/test_prime_rl.py
+
+# configs/rl/ loaded by prime-rl's own RLConfig: its `prime-rl-configs` package, which is not on
+# PyPI, installed from a prime-rl checkout (PRIME_RL=<path>, at 559b447) into compat/prime-rl (the
+# next `uv sync` there removes it again). Not part of CI, which has no prime-rl source.
+check-prime-rl-configs:
+	@test -n "$(PRIME_RL)" || { echo "PRIME_RL=<a prime-rl checkout> is required" >&2; exit 2; }
+	$(call LINE_SYNC,compat/prime-rl) --python $(PYTHON312)
+	uv pip install --python compat/prime-rl/.venv/bin/python --no-deps $(PRIME_RL)/packages/prime-rl-configs
+	compat/prime-rl/.venv/bin/python scripts/check_prime_rl_configs.py
 
 # ruff (lint + format check, line length 110) everywhere; mypy strict on the shared library.
 lint:

@@ -20,8 +20,12 @@ Subcommands (default `all`):
 - `all`: `build`, then for each environment a fresh virtual environment with its wheel,
   the `medhal` wheel and PyPI only (outside the checkout, `--no-sources`, no uv config),
   where it runs `eval <id>` on the bundled demo sample against the scripted endpoint
-  (answering the first item's gold reply), `medhal report` on the result (complete, no
-  errors, versions recorded) and the v0 `load_environment`; prints the publish commands.
+  (answering the first item's gold reply) and `medhal report` on the result (complete, no
+  errors, versions recorded); then what the Hub's automated check does with a pushed
+  environment (`project.tags` required, above): its directory alone, installed with
+  `uv pip install <dir>` from another working directory (no `tool.uv` setting of this
+  repository applies, and a `[tool.uv.sources]` of its own is refused there), and
+  `vf.load_environment("<id>", **kwargs)`, the v0 path; prints the publish commands.
 - `publish`: publish what the release tag names (`--tag`, else RELEASE_TAG or
   GITHUB_REF_NAME): `medhal-vX.Y.Z` runs `uv publish` on DIST/medhal/, `<env>-vX.Y.Z`
   runs `prime env push` for that environment. The tag's version must be the package's.
@@ -217,7 +221,14 @@ def environment_problems(package: Package, library_version: str) -> list[str]:
     project = package.project
     problems = []
     if not project.get("tags"):
-        problems.append(f"{where}: project.tags is missing (the Hub shows them)")
+        problems.append(f"{where}: project.tags is missing (the Hub shows them and its check requires them)")
+    declared = tomllib.loads(where.read_text(encoding="utf-8")) if where.is_file() else {}
+    uv_sources = declared.get("tool", {}).get("uv", {}).get("sources")
+    if uv_sources:
+        problems.append(
+            f"{where}: [tool.uv.sources] names {sorted(uv_sources)}; the Hub installs the directory alone "
+            "(`uv pip install <dir>`), where uv refuses a workspace source: declare it in the workspace root"
+        )
     entries = project.get("entry-points", {}).get(ENTRY_POINT_GROUP, {})
     target = ENTRY_POINT_TARGET.format(package=package.module)
     if len(entries) != 1 or next(iter(entries.values()), "") != target:
@@ -496,16 +507,57 @@ config_type = taskset_config_type(env_id)
 if "prompts" in config_type.model_fields:
     options["prompts"] = "demo"  # written by medhal for the demo rows: no download needed
 tasks = taskset_class(env_id)(config_type.model_validate({"id": env_id, **options})).select()
-v0 = importlib.import_module(module).load_environment(**options, max_turns=1)
 args = []
 for key, value in options.items():
     args += ["--taskset." + key, value if isinstance(value, str) else json.dumps(value)]
 print(json.dumps({
-    "args": args, "tasks": len(tasks), "reply": scoring.gold_reply(tasks[0].data),
-    "v0_rows": len(v0.eval_dataset),
+    "args": args, "tasks": len(tasks), "reply": scoring.gold_reply(tasks[0].data), "options": options,
     "versions": {"environment": version(module.replace("_", "-")), "medhal": version("medhal")},
 }))
 """
+
+
+HUB_PROBE = r"""
+import json, sys
+import verifiers as vf
+env_id, options = sys.argv[1], json.loads(sys.argv[2])
+env = vf.load_environment(env_id, **options)  # the Hub's check: the v0 path, plain keyword arguments
+print(json.dumps({"type": type(env).__name__, "rows": len(env.eval_dataset)}))
+"""
+
+
+def check_as_the_hub(package: Package, python: Path, probe: dict[str, Any], work: Path) -> list[str]:
+    """What the Hub's automated check does with a pushed environment: the directory alone (its
+    source archive; no workspace around it), installed from another working directory with
+    `uv pip install <dir>` (so no `tool.uv` setting of this repository applies), then
+    `vf.load_environment("<id>", **kwargs)`. The medhal it needs is the one already in the venv
+    (from PyPI once released)."""
+    copy = work / "hub" / package.directory.name
+    shutil.copytree(
+        package.directory, copy, ignore=shutil.ignore_patterns("__pycache__", "dist", "build", "outputs")
+    )
+    install = [
+        "uv",
+        "pip",
+        "install",
+        "--quiet",
+        "--python",
+        str(python),
+        "--reinstall-package",
+        package.name,
+    ]
+    run([*install, str(copy)], cwd=work)
+    options = json.dumps(probe["options"])
+    loaded = run(
+        [str(python), "-c", HUB_PROBE, package.env_id, options], cwd=work, env={**os.environ, **OFFLINE}
+    )
+    found = json.loads(loaded.stdout.strip().splitlines()[-1])
+    if found != {"type": "SingleTurnEnv", "rows": probe["tasks"]}:
+        return [
+            f"{package.name}: vf.load_environment({package.env_id!r}) after `uv pip install <dir>` "
+            f"gave {found} for {probe['tasks']} tasks"
+        ]
+    return []
 
 
 def code_record(value: Any) -> dict[str, Any] | None:
@@ -612,7 +664,8 @@ def report_problems(package: Package, library: Package, report: dict[str, Any], 
 
 
 def check_installed(package: Package, library: Package, dist: Path, work: Path) -> str:
-    """Install `package` from wheels + PyPI into a fresh venv and run it there."""
+    """Install `package` from wheels + PyPI into a fresh venv and run it there, then as the
+    Hub's check does."""
     bin_dir = fresh_venv(package, library, dist, work)
     env = {**os.environ, **OFFLINE}
     probe = json.loads(
@@ -623,20 +676,18 @@ def check_installed(package: Package, library: Package, dist: Path, work: Path) 
     problems = []
     if probe["versions"] != {"environment": package.version, "medhal": library.version}:
         problems.append(f"{package.name}: the fresh venv has {probe['versions']}, not the built versions")
-    if probe["v0_rows"] != probe["tasks"]:
-        problems.append(
-            f"{package.name}: v0 load_environment has {probe['v0_rows']} rows for {probe['tasks']} tasks"
-        )
     run_dir = demo_eval(package, bin_dir, probe, work)
     run([str(bin_dir / "medhal"), "report", str(run_dir), "--no-plots"], cwd=work, env=env)
     problems += report_problems(
         package, library, json.loads((run_dir / "report.json").read_text()), probe["tasks"]
     )
+    problems += check_as_the_hub(package, bin_dir / "python", probe, work)
     if problems:
         raise CheckFailed(problems)
     return (
         f"{package.env_id}: {package.wheel(dist).name} + {library.wheel(dist).name} install from PyPI alone; "
-        f"eval ran {probe['tasks']} rollouts; medhal report and v0 load_environment OK"
+        f"eval ran {probe['tasks']} rollouts; medhal report OK; the Hub's check (its directory installed "
+        "alone, vf.load_environment with keyword arguments) OK"
     )
 
 

@@ -269,22 +269,39 @@ def test_the_workspace_installs_every_environment():
     assert project["tool"]["uv"]["workspace"]["members"] == [f"{contract.ENVIRONMENTS_DIR}/*"]
     names = {env.name for env in COLLECTION}
     sources = project["tool"]["uv"]["sources"]
-    assert {name for name, source in sources.items() if source == {"workspace": True}} == names, (
-        "pyproject.toml [tool.uv.sources]: one `<name> = { workspace = true }` per environment"
-    )
+    # medhal's own source sits beside them: members inherit the root's sources, so an
+    # environment's pyproject names none and its folder installs alone (the Hub's check).
+    assert {name for name, source in sources.items() if source == {"workspace": True}} == names | {
+        "medhal"
+    }, "pyproject.toml [tool.uv.sources]: one `<name> = { workspace = true }` per environment, and medhal's"
     assert names <= set(project["dependency-groups"]["dev"]), "pyproject.toml [dependency-groups] dev"
 
 
-def test_the_verifiers_04_project_installs_every_environment():
-    """compat/verifiers04 builds each environment from its folder: a TOML list and table again."""
-    project = tomllib.loads((ROOT / "compat" / "verifiers04" / "pyproject.toml").read_text(encoding="utf-8"))
-    assert {env.name for env in COLLECTION} <= set(project["project"]["dependencies"])
+COMPAT_PROJECTS = sorted((ROOT / "compat").glob("*/pyproject.toml"))
+
+
+def test_there_is_a_project_per_other_verifiers_line():
+    assert [p.parent.name for p in COMPAT_PROJECTS] == [
+        "prime-rl",
+        "verifiers03",
+        "verifiers030",
+        "verifiers04",
+    ]
+
+
+@pytest.mark.parametrize("path", COMPAT_PROJECTS, ids=lambda p: p.parent.name)
+def test_each_verifiers_line_project_installs_every_environment(path):
+    """Each compat/<line> project builds each environment from its folder: a TOML list and
+    table again."""
+    project = tomllib.loads(path.read_text(encoding="utf-8"))
+    where = path.relative_to(ROOT).as_posix()
+    assert {env.name for env in COLLECTION} <= set(project["project"]["dependencies"]), where
     sources = project["tool"]["uv"]["sources"]
     for env in COLLECTION:
         assert sources.get(env.name) == {
             "path": f"../../{contract.ENVIRONMENTS_DIR}/{env.folder.name}",
             "editable": False,
-        }, f"compat/verifiers04/pyproject.toml [tool.uv.sources] {env.name}"
+        }, f"{where} [tool.uv.sources] {env.name}"
 
 
 def test_mutation_testing_covers_every_environment():

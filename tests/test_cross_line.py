@@ -1,18 +1,20 @@
-"""The same replies give the same scores on both verifiers lines.
+"""The same replies give the same scores on every verifiers line.
 
 Each environment's demo rows run through the installed line's own eval command (`eval` on
-verifiers 0.2, `vf-eval` on 0.4) against a scripted endpoint whose reply depends only on the
-prompt (a gold reply, a wrong one or an odd shape, by item), and `medhal report` reports the
+verifiers 0.2 and 0.3, `vf-eval` on 0.4) against a scripted endpoint whose reply depends only on
+the prompt (a gold reply, a wrong one or an odd shape, by item), and `medhal report` reports the
 run. What comes out (each item's reply, readings, rewards and metrics as the trace reader reads
 them, and report.json less file paths and the verifiers version) must equal
-tests/cross_line.json byte for byte. `make test` checks it on 0.2 and `make test-verifiers-0.4`
-on 0.4, so both lines match one committed record. Re-record (on 0.2) with
-`uv run python -m tests.test_cross_line --update`.
+tests/cross_line.json byte for byte; and every demo task passes its own check (`Task.validate`).
+`make test-slow` checks it on 0.2, `make test-verifiers-0.3`, `make test-verifiers-0.4` and
+`make test-prime-rl` on the other lines, so every line matches one committed record. Re-record
+(on 0.2) with `uv run python -m tests.test_cross_line --update`.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import importlib
 import json
@@ -90,8 +92,10 @@ def last_user_text(body: dict[str, Any]) -> str:
 
 
 def eval_command(env_id: str, base_url: str, out: Path, options: dict[str, Any]) -> list[str]:
-    """The installed line's eval command for a demo run (the 0.4 one runs on the host: the
-    default Prime sandbox needs an account and network)."""
+    """The installed line's eval command for a demo run: `eval` on 0.2 and 0.3 (options under
+    `--env.taskset.` from 0.3 on), `vf-eval` on 0.4. From 0.3 on the agent runs on the host
+    (the default Prime sandbox needs an account and network), and 0.3's rollouts go through
+    its env-server worker pool, as prime-rl's do."""
     prefix = "--taskset." if line() == "0.2" else "--env.taskset."
     args = []
     for key, value in options.items():
@@ -99,7 +103,10 @@ def eval_command(env_id: str, base_url: str, out: Path, options: dict[str, Any])
     common = ["--client.base-url", base_url, "--no-push", "-m", "scripted", "-o", str(out), *args]
     if line() == "0.2":
         return [str(BIN / "eval"), env_id, "--no-rich", *common]
-    return [str(BIN / "vf-eval"), env_id, *common, "--env.agent.runtime.type", "subprocess"]
+    host = ["--env.agent.runtime.type", "subprocess"]
+    if line() == "0.3":
+        return [str(BIN / "eval"), env_id, "--no-rich", *common, *host]
+    return [str(BIN / "vf-eval"), env_id, *common, *host]
 
 
 def line_eval(env_id: str, base_url: str, out: Path, options: dict[str, Any]) -> Path:
@@ -200,6 +207,26 @@ def test_demo_run_is_the_recorded_one(env_id: str, tmp_path: Path) -> None:
     )
     assert got["report"]["n"] == len(got["items"]) > 0
     assert any(item["rewards"] and max(item["rewards"].values()) > 0 for item in got["items"])
+
+
+@pytest.mark.parametrize("env_id", list(ENVIRONMENTS))
+def test_every_demo_task_validates(env_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each task's own check (`Task.validate`, what verifiers' `validate` runs): the reply a
+    perfect model gives earns the full reward, a wrong one none, on this line too."""
+    from medhal.kit.lines import select_tasks, taskset_class, taskset_config_type
+
+    if needs_assets(env_id):
+        pytest.skip("Med-HALT's prompt files come from MEDHAL_SHARED_DATA")
+    if os.environ.get("MEDHAL_SHARED_DATA"):
+        monkeypatch.setenv("MEDHAL_ASSETS_DIR", os.environ["MEDHAL_SHARED_DATA"])
+    options = demo_options(ENVIRONMENTS[env_id])
+    config = taskset_config_type(env_id).model_validate({"id": env_id, **options})
+    tasks = select_tasks(taskset_class(env_id)(config))
+
+    async def verdicts() -> list[bool]:
+        return [await task.validate() for task in tasks]
+
+    assert tasks and all(asyncio.run(verdicts()))
 
 
 def main() -> None:

@@ -189,6 +189,16 @@ def test_each_metadata_rule_fails(tmp_path, change, expected):
     assert len(problems) == 1 and expected in problems[0], problems
 
 
+def test_an_environment_names_no_uv_source(tmp_path):
+    # The Hub installs the directory alone (`uv pip install <dir>`); uv refuses a member's
+    # `workspace = true` source outside its workspace ("references a workspace ... but is not
+    # a workspace member"), so the sources live in the workspace root.
+    pkg = package(tmp_path)
+    (pkg.directory / "pyproject.toml").write_text("[tool.uv.sources]\nmedhal = { workspace = true }\n")
+    problems = rc.source_problems(pkg, "0.2.0")
+    assert len(problems) == 1 and "[tool.uv.sources] names ['medhal']" in problems[0], problems
+
+
 def test_environment_licence_must_be_the_repositorys(tmp_path):
     pkg = package(tmp_path)
     (pkg.directory / "LICENSE").write_text("MIT")
@@ -284,7 +294,7 @@ def test_release_check_builds_installs_and_publishes(tmp_path):
     for env in ENVIRONMENTS:
         assert any(
             line.startswith(f"{env.env_id}: ")
-            and f"eval ran {demo_size(env)} rollouts; medhal report and v0 load_environment OK" in line
+            and f"eval ran {demo_size(env)} rollouts; medhal report OK; the Hub's check" in line
             for line in out.splitlines()
         ), out[-3000:]
     for wheel_name in ("medhal", *(env.package for env in ENVIRONMENTS)):

@@ -1,5 +1,5 @@
 """README "Training with these rewards": its scoring example runs verbatim, and the prime-rl
-config (configs/rl/medhallu.toml) holds environments verifiers 0.2.1 accepts."""
+configs (configs/rl/) are in prime-rl main's shape and hold our tasksets in the roles they state."""
 
 from __future__ import annotations
 
@@ -13,14 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-RL_CONFIG = ROOT / "configs" / "rl" / "medhallu.toml"
-
-PRIME_RL_ENV_KEYS = {
-    # prime-rl @ 445392294, packages/prime-rl-configs/src/prime_rl/configs/orchestrator.py: what its
-    # EnvConfig / TrainEnvConfig / EvalEnvConfig add to verifiers' EnvServerConfig.
-    "train": {"name", "address", "ratio", "sampling", "group_size", "algo"},
-    "eval": {"name", "address", "ratio", "sampling", "num_examples", "group_size", "interval"},
-}
+CONFIGS = sorted((ROOT / "configs" / "rl").glob("*.toml"))
 
 
 def scoring_example() -> str:
@@ -47,31 +40,56 @@ def test_readme_scoring_example_runs_verbatim() -> None:
     assert lines[3].startswith("+0.00") and "None" in lines[3] and "'0 or 1'" in lines[3]
 
 
-def env_tables() -> list[tuple[str, dict]]:
-    config = tomllib.loads(RL_CONFIG.read_text())
-    orchestrator = config["orchestrator"]
-    return [("train", t) for t in orchestrator["train"]["env"]] + [
-        ("eval", t) for t in orchestrator["eval"]["env"]
-    ]
+def sources() -> list[tuple[str, str, dict]]:
+    found = []
+    for path in CONFIGS:
+        orchestrator = tomllib.loads(path.read_text())["orchestrator"]
+        for role in ("train", "eval"):
+            found += [(path.name, role, table) for table in orchestrator.get(role, {}).get("source", [])]
+    return found
+
+
+def test_the_configs_are_in_prime_rl_mains_shape() -> None:
+    """prime-rl renamed `[[orchestrator.<train|eval>.env]]` (up to 445392294) to `.source`, each
+    with its verifiers env under `env`; a file in the old shape loads nowhere now."""
+    assert CONFIGS
+    for path in CONFIGS:
+        orchestrator = tomllib.loads(path.read_text())["orchestrator"]
+        assert "env" not in orchestrator["train"] and "env" not in orchestrator.get("eval", {}), path.name
+        assert orchestrator["train"]["source"] and orchestrator["eval"]["source"], path.name
 
 
 @pytest.mark.parametrize(
-    ("role", "table"), env_tables(), ids=lambda v: v if isinstance(v, str) else v["name"]
+    ("config", "role", "table"), sources(), ids=lambda v: v if isinstance(v, str) else v["name"]
 )
-def test_rl_config_envs_are_verifiers_env_server_configs(role: str, table: dict) -> None:
-    """Each env table, less prime-rl's own keys, is a verifiers `EnvServerConfig` (the base of
-    prime-rl's EnvConfig): the taskset options validate against the environment's own config,
-    and the harness resolves to the environment's own."""
-    from verifiers.v1.env import EnvServerConfig
+def test_rl_config_sources_hold_our_tasksets_in_their_roles(config: str, role: str, table: dict) -> None:
+    """Each source's taskset options validate against the environment's own config on this
+    line too; training sources state `role = "train"` and evaluation sources `role = "eval"` with
+    0/1 rewards (prime-rl's pass@k). The whole source is checked against prime-rl main's own
+    verifiers in tests/test_prime_rl.py (`make test-prime-rl`)."""
+    from medhal.kit.lines import taskset_config_type
 
-    assert set(table) - {"taskset", "harness", "timeout", "pool", "retries"} <= PRIME_RL_ENV_KEYS[role]
-    env = EnvServerConfig.model_validate({k: v for k, v in table.items() if k not in PRIME_RL_ENV_KEYS[role]})
-    assert type(env.taskset).__name__ == "MedHalluConfig"
-    assert env.harness.id == "medhallu"
-    assert env.timeout.rollout == 360
+    taskset = table["env"]["taskset"]
+    options = taskset_config_type(taskset["id"]).model_validate(taskset)
+    assert options.role == role
+    assert options.binary_reward is (role == "eval")
+    assert table["env"]["agent"]["harness"]["id"] == taskset["id"]
 
 
-def test_rl_config_trains_on_the_training_pool_and_evaluates_on_the_eval_set() -> None:
-    tables = {role: t["taskset"] for role, t in env_tables()}
-    assert (tables["train"]["config"], tables["train"]["split"]) == ("pqa_artificial", "train")
-    assert (tables["eval"]["config"], tables["eval"]["split"]) == ("pqa_labeled", "eval")
+def test_rl_configs_train_on_training_pools_and_evaluate_on_evaluation_sets() -> None:
+    picked = {
+        (
+            role,
+            t["env"]["taskset"]["id"],
+            t["env"]["taskset"].get("config"),
+            t["env"]["taskset"].get("split_type"),
+        )
+        for _c, role, t in sources()
+    }
+    assert picked == {
+        ("train", "medhallu", "pqa_artificial", None),
+        ("eval", "medhallu", "pqa_labeled", None),
+        ("eval", "medfact-bench", None, None),
+        ("train", "med-halt", None, "train"),
+        ("eval", "med-halt", None, "test"),
+    }

@@ -2,7 +2,8 @@
 
 Each file must parse, have the keys GitHub requires, and run nothing but Makefile targets
 that the test suite itself runs: `make test` is the suite (the README's test command), run
-with `make test-slow` and `make test-verifiers-0.4` by `.ci/run`; `make release-check` and
+with `make test-slow`, `make test-verifiers-0.3`, `make test-verifiers-0.4` and `make test-prime-rl`
+by `.ci/run`; `make release-check` and
 `make publish` run in tests/test_release.py. So a workflow cannot drift from what was tested.
 """
 
@@ -20,7 +21,9 @@ WORKFLOWS = ROOT / ".github" / "workflows"
 TESTED_TARGETS = {
     "test": ROOT / ".ci" / "run",
     "test-slow": ROOT / ".ci" / "run",
+    "test-verifiers-0.3": ROOT / ".ci" / "run",
     "test-verifiers-0.4": ROOT / ".ci" / "run",
+    "test-prime-rl": ROOT / ".ci" / "run",
     "release-check": ROOT / "tests" / "test_release.py",
     "publish": ROOT / "tests" / "test_release.py",
 }

@@ -103,7 +103,8 @@ both inside its own: `configs/eval/` and `replies.jsonl`)."""
 LISTINGS = {
     "pyproject.toml": "[tool.uv.sources] and the dev group install it (a workspace member is "
     "installed only as a dependency); [tool.mutmut] mutates its replies, scoring and report modules",
-    "compat/verifiers04/pyproject.toml": "the verifiers 0.4 project installs it from its folder",
+    "compat/*/pyproject.toml": "each other verifiers line's project (0.3.0, 0.3.1, 0.4.0, prime-rl's "
+    "pin) installs it from its folder",
     "README.md": "the table of environments",
     "CITATION.cff": "its paper, under references",
     ".github/workflows/release.yml": "its release tag (GitHub reads tag filters before any checkout)",
@@ -113,7 +114,7 @@ Markdown, YAML): each is checked against the folders by a test, so an environmen
 fails, naming the file (tests/test_contract.py, tests/test_workflows.py)."""
 RECORDED = {
     "uv.lock": "`uv lock`",
-    "compat/verifiers04/uv.lock": "`uv lock --project compat/verifiers04`",
+    "compat/*/uv.lock": "`uv lock --project compat/<line>` for each line",
     "tests/scoring_fingerprints.json": "`make fingerprints`",
     "tests/cross_line.json": "`uv run python -m tests.test_cross_line --update`",
     "<package>/eval_fingerprints.json": "`uv run python scripts/eval_fingerprints.py DATA_DIR`",

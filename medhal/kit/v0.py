@@ -107,10 +107,11 @@ def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any
     `kwargs` (or from a `config={"taskset": {...}}` table, as vf-eval passes a `[taskset]`
     section); anything else (`max_turns`, ... passed by v0 tooling) is ignored with a log."""
     from datasets import Dataset
-    from verifiers.v1.utils.generic import generic_type
+
+    from medhal.kit.lines import reward_values, taskset_config_type
 
     kwargs = _taskset_sections(env_id, kwargs)
-    config_cls = generic_type(taskset_cls, vf.TasksetConfig, origin=vf.Taskset) or vf.TasksetConfig
+    config_cls = taskset_config_type(env_id)
     options = {k: v for k, v in kwargs.items() if k in config_cls.model_fields}
     ignored = sorted(set(kwargs) - set(options))
     if ignored:
@@ -141,7 +142,7 @@ def legacy_environment(taskset_cls: type[vf.Taskset], env_id: str, **kwargs: Any
     def signal(name: str, kind: str) -> Callable[..., Awaitable[float]]:
         async def value(completion: Any, info: dict[str, Any], state: dict[str, Any]) -> float:
             trace = await scored(completion, info, state)
-            return float((trace.rewards if kind == "reward" else trace.metrics).get(name, 0.0))
+            return float((reward_values(trace) if kind == "reward" else trace.metrics).get(name, 0.0))
 
         value.__name__ = name
         return value

@@ -786,13 +786,15 @@ def completeness(run: Run, rollouts: Mapping[str, Any] | None = None) -> dict[st
 def _selection_from_files(
     run: Run, base: Mapping[str, Any], rollouts: Mapping[str, Any]
 ) -> tuple[Mapping[str, Any], dict[str, Any]]:
-    """For a prime-rl eval epoch (`run.expected`), whose traces record no selection: the
-    selection prime-rl's own files imply, and what the report says of it. prime-rl
-    evaluates the first tasks of the taskset, in order, k rollouts each (k: the most any
-    task has); plan.json gives the episodes planned, so the tasks are planned / k, and a
-    plan that is not whole groups of k makes the run incomplete. Without a plan the tasks
-    are 0 to the highest idx seen (a run cut after its last task cannot show)."""
-    if run.expected is None or isinstance(base.get("n_expected"), int):
+    """For a prime-rl eval epoch (`run.expected`): the selection prime-rl's own files imply,
+    and what the report says of it. prime-rl evaluates the first tasks of the taskset, in
+    order, k rollouts each (k: the most any task has); plan.json gives the episodes planned,
+    so the tasks are planned / k, and a plan that is not whole groups of k makes the run
+    incomplete. Without a plan the tasks are 0 to the highest idx seen (a run cut after its
+    last task cannot show). A selection the tasks record (from verifiers 0.3 on, iterating
+    a taskset records every task) is not what prime-rl runs: an eval source with
+    `num_examples` takes only the first of them, so it is set aside."""
+    if run.expected is None:
         return base, {}
     k = int(rollouts.get("per_task") or 1)
     planned = run.expected.episodes
@@ -801,7 +803,7 @@ def _selection_from_files(
     said: dict[str, Any] = {"expected_from": run.expected.source, "episodes_planned": planned}
     if planned is not None:
         said["episodes_match_plan"] = planned == n_tasks * k
-    return {**base, "n_expected": n_tasks, "contiguous": True}, said
+    return {"n_expected": n_tasks, "contiguous": True}, said
 
 
 def _expected_tasks(run: Run, base: Mapping[str, Any], shards: list[Any]) -> tuple[int | None, int, int]:

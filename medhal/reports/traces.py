@@ -395,7 +395,7 @@ def _sampling(setup: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _from_episode(row: dict[str, Any], where: str, path: str, line: int, escapes: bool = True) -> TraceRecord:
-    """A verifiers 0.4 line: an episode, with one trace per agent run under `traces`. Our
+    """A verifiers 0.3/0.4 line: an episode, with one trace per agent run under `traces`. Our
     environments run one agent, so an episode is one rollout: its trace, with the errors the
     episode recorded around it (an episode that failed before its agent ran has no trace)."""
     traces = _objects(_field(row, "traces", where, list), "traces", where)
@@ -603,7 +603,7 @@ def _record(row: Any, where: str, path: str, line: int, escapes: bool) -> TraceR
         raise TraceFileError(f"{where}: expected a JSON object, got {_kind(row)}")
     if "task" in row and "nodes" in row:
         return _from_v1(row, where, path, line, escapes)
-    if "task" in row and "traces" in row:
+    if "traces" in row and ("task" in row or "env" in row):  # 0.3.0's episode: its task on its trace only
         return _from_episode(row, where, path, line, escapes)
     if "prompt" in row and "completion" in row:
         return _from_v0(row, where, path, line)

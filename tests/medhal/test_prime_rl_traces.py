@@ -228,6 +228,33 @@ def test_a_cut_tail_shows_only_against_prime_rls_plan(tmp_path):
     assert (planned["n_expected"], planned["missing_idx"], planned["episodes_planned"]) == (6, [5], 12)
 
 
+def test_a_selection_the_tasks_record_is_not_what_prime_rl_ran(tmp_path):
+    """From verifiers 0.3 on, iterating a taskset (prime-rl's `list(taskset)`) stamps every task
+    with a selection of all of them; an eval source with `num_examples = 4` runs the first 4.
+    The epoch is judged by prime-rl's plan (or its records), never by that selection."""
+    root = copy(STREAM, tmp_path)
+    stream = root / STREAM_FILE
+    selection = {
+        "n_expected": 6,
+        "num_tasks": None,
+        "shuffle": False,
+        "contiguous": True,
+        "idx_sha256": "0" * 64,
+    }
+    records = [json.loads(line) for line in read_lines(stream)]
+    for record in records:
+        for task in [record["task"], *(t["task"] for t in record["traces"])]:
+            task["data"]["selection"] = selection
+    stream.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records))
+    drop(stream, lambda r: r["env"]["name"] != "medhallu" or r["task"]["data"]["idx"] < 4)
+    plan = root / "monitors/file/plan.json"
+    plan.write_text(json.dumps({**json.loads(plan.read_text()), "medhallu": {"0": 8}}))
+    code, err = report(str(root))
+    assert code == 0, err
+    got = epoch_report(root, "medhallu")
+    assert (got["n_expected"], got["n_missing"], got["episodes_planned"], got["complete"]) == (4, 0, 8, True)
+
+
 def test_a_short_group_makes_the_run_incomplete(tmp_path):
     root = copy(ROLLOUTS, tmp_path)
     lines = read_lines(root / EVAL_FILE)

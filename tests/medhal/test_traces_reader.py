@@ -392,3 +392,15 @@ def test_merging_an_episodes_errors_with_its_traces_is_linear():
         *(f"trace error {i}" for i in range(n)),
         *(f"episode error {i}" for i in range(n)),
     ]
+
+
+def test_a_0_3_0_episode_records_its_task_on_its_trace_only(tmp_path):
+    # verifiers 0.3.0 writes an episode as {id, env, ok, errors, traces}: no top-level task
+    # (0.3.1 and 0.4 repeat it there). It is the same rollout, read from its trace.
+    trace = {**trace_row(7), "errors": [{"type": "HarnessError", "message": "agent timeout"}]}
+    episode = {"id": "e", "env": {"id": "medfact-bench"}, "ok": False, "errors": [], "traces": [trace]}
+    (record,) = iter_traces(write_lines(tmp_path, [json.dumps(episode) + "\n"]))
+    assert (record.data["idx"], record.reply, record.rewards) == (7, "<score>1</score>", {"accuracy": 1.0})
+    assert record.errors == [{"type": "HarnessError", "message": "agent timeout"}]
+    bare = {"id": "e", "ok": True, "errors": [], "traces": [trace]}  # neither task nor env: not an episode
+    fails(write_lines(tmp_path, [json.dumps(bare) + "\n"]), "traces.jsonl:1", "neither a verifiers trace")

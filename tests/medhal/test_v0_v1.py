@@ -5,8 +5,8 @@ reward and every metric the one scoring pass records (under all three readings).
 import importlib
 
 import pytest
-from verifiers.v1.loaders import taskset_class, taskset_config_type
 
+from medhal.kit.lines import reward_values, taskset_class, taskset_config_type
 from medhal.kit.task import score_reply
 from medhal.reports.registry import benchmark_module, installed, package
 
@@ -55,7 +55,7 @@ async def test_v0_and_v1_agree(environment):
             await env.rubric.score_rollout(state)
             trace = await score_reply(task, reply)
             assert state["reward"] == pytest.approx(trace.reward), (env_id, task.data.idx, reply)
-            for name, value in {**trace.rewards, **trace.metrics}.items():
+            for name, value in {**reward_values(trace), **trace.metrics}.items():
                 assert state["metrics"][name] == pytest.approx(value), (env_id, name, reply)
             compared += 1
     assert compared == len(v1) * len(REPLIES)

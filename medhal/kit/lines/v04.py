@@ -1,9 +1,10 @@
 """The verifiers 0.4 line: a taskset is iterated through lazy views that `select(SelectConfig)`
-chains (include, exclude, shuffle, skip, limit), and a trace carries its agent record and
-weighted rewards (`{"score", "weight"}`).
+chains (include, exclude, shuffle, skip, limit). Traces are 0.3's (an agent record, weighted
+rewards `{"score", "weight"}`): `new_trace`, `offline_agent`, `record_error` and `reward_values`
+are the 0.3 line's.
 
 `RecordsSelection.select` also takes the 0.2 call form, `select(num_tasks, shuffle)`, and then
-returns the list, so medhal's commands and tests call one way on both lines. A shuffled
+returns the list, so medhal's commands and tests call one way on every line. A shuffled
 selection is drawn by each line's own shuffle: the same `-n`/`-s` picks other tasks on 0.4
 than on 0.2 (each trace's selection record says which); unshuffled selections are identical."""
 
@@ -16,6 +17,7 @@ import verifiers.v1 as vf
 from verifiers.v1.utils.loaders import taskset_class, taskset_config_type
 
 from medhal.kit.bad_data_exit import report_bad_data_in_one_line
+from medhal.kit.lines.v03 import new_trace, offline_agent, record_error, reward_values
 from medhal.kit.selection import selection_record, shard_share
 
 TIMEOUT_STOPS = frozenset({"agent_timeout", "harness_timeout"})
@@ -67,27 +69,6 @@ class RecordsSelection:
 def select_tasks(taskset: Any, num_tasks: int | None = None, shuffle: bool = False) -> list[Any]:
     """The tasks `vf-eval -n num_tasks [-s]` runs, in order."""
     return list(taskset.select(vf.SelectConfig(limit=num_tasks, shuffle=shuffle)))
-
-
-def new_trace(task: vf.Task, nodes: list[vf.MessageNode]) -> vf.Trace:
-    recorded = vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key, hash=task.hash)
-    return vf.Trace(task=recorded, agent=vf.AgentInfo(config=vf.AgentConfig()), nodes=nodes)
-
-
-def offline_agent(model: str) -> vf.AgentInfo:
-    """The agent record of replies scored outside a rollout (`medhal score`). No harness: 0.4
-    resolves a harness id to an installed package, and none ran (0.2 records `offline`)."""
-    return vf.AgentInfo(config=vf.AgentConfig(model=model, sampling=vf.SamplingConfig()))
-
-
-def record_error(trace: vf.Trace, error: Exception) -> None:
-    trace.record_error(error)
-
-
-def reward_values(trace: vf.Trace) -> dict[str, float]:
-    """Each reward's weighted value, by name (0.4 records `Reward(score, weight)`, or None
-    when scoring did not run: left out)."""
-    return {name: reward.value for name, reward in trace.rewards.items() if reward is not None}
 
 
 __all__ = [
