@@ -368,7 +368,7 @@ def test_a_test_environment_is_built_installed_and_run_as_the_collection_is(tmp_
             check=False,
         )
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-        line = f"eval ran {demo_size(env)} rollouts; medhal report and v0 load_environment OK"
+        line = f"eval ran {demo_size(env)} rollouts; medhal report OK; the Hub's check"
         assert any(row.startswith(f"{env.env_id}: ") and line in row for row in proc.stdout.splitlines())
 
 

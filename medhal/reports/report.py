@@ -99,7 +99,8 @@ class TopCounts:
     rarest key is replaced and its count inherited). A key's own sightings since it came in
     (its count less what it inherited) are a true lower bound, and exact for a key that
     inherited nothing: `top` gives those, never the inflated count, and says which are
-    exact."""
+    exact. A key's example is the smallest seen since it came in, so a report does not depend on
+    the order in which concurrent rollouts finished and were written."""
 
     def __init__(self, capacity: int = 1000) -> None:
         self.capacity = capacity
@@ -113,6 +114,8 @@ class TopCounts:
         self.total += 1
         if key in self.counts:
             self.counts[key] += 1
+            if example < self.example[key]:
+                self.example[key] = example
             return
         if len(self.counts) >= self.capacity:
             rarest = min(self.counts, key=self.counts.__getitem__)

@@ -97,13 +97,22 @@ def _pushed_on_02(base_url: str, out: Path, options: dict[str, Any]) -> tuple[di
 
 def _summary_on_04(base_url: str, out: Path, options: dict[str, Any]) -> tuple[dict[str, float], Path]:
     """0.4 pushes through prime_runs, whose client needs the real platform: the summary is the
-    one its `finish_run` sends, `prime_runs.metrics.from_episodes`, of the run's episodes."""
+    one its `finish_run` sends, `prime_runs.metrics.from_episodes`, of the run's episodes. The
+    0.3 line (0.3.0, 0.3.1, the build prime-rl pins) pushes through verifiers' own
+    `verifiers.v1.utils.platform`, whose `_run_metrics` makes the same summary."""
     import verifiers.v1 as vf
-    from prime_runs.metrics import from_episodes
 
     traces = line_eval(ENV, base_url, out, options)
     episodes = [vf.Episode.model_validate_json(line) for line in traces.read_text().splitlines() if line]
-    return dict(from_episodes(episodes)["avg_metrics"]), traces
+    if LINE == "0.3":
+        from verifiers.v1.utils.platform import _run_metrics
+
+        summary = _run_metrics(episodes, [t for e in episodes for t in e.traces])
+    else:
+        from prime_runs.metrics import from_episodes
+
+        summary = from_episodes(episodes)
+    return dict(summary["avg_metrics"]), traces
 
 
 def report_figure(report: dict[str, Any], metric: str) -> float:

@@ -231,3 +231,14 @@ def test_report_exits_1_on_ids_outside_the_selection(tmp_path):
         "1 task ids are outside the run's selection" in proc.stderr
         and "1 of 6 tasks have no trace" in proc.stderr
     )
+
+
+def test_an_examples_idx_does_not_depend_on_the_order_rollouts_were_written():
+    """Concurrent rollouts finish, and are written, in any order: the example shown for a key is
+    the smallest idx seen, so the same rollouts give the same report."""
+    forward, backward = TopCounts(), TopCounts()
+    for idx in (14, 2, 9):
+        forward.add("(empty reply)", idx)
+    for idx in (9, 2, 14):
+        backward.add("(empty reply)", idx)
+    assert forward.top(1) == backward.top(1) == [("(empty reply)", 3, 2, True)]
