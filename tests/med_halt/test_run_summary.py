@@ -99,15 +99,17 @@ def _summary_on_04(base_url: str, out: Path, options: dict[str, Any]) -> tuple[d
     """0.4 pushes through prime_runs, whose client needs the real platform: the summary is the
     one its `finish_run` sends, `prime_runs.metrics.from_episodes`, of the run's episodes. The
     0.3 line (0.3.0, 0.3.1, the build prime-rl pins) pushes through verifiers' own
-    `verifiers.v1.utils.platform`, whose `_run_metrics` makes the same summary."""
+    `verifiers.v1.utils.platform`, whose run metrics are the same summary."""
     import verifiers.v1 as vf
 
     traces = line_eval(ENV, base_url, out, options)
     episodes = [vf.Episode.model_validate_json(line) for line in traces.read_text().splitlines() if line]
     if LINE == "0.3":
-        from verifiers.v1.utils.platform import _run_metrics
+        from verifiers.v1.utils import platform
 
-        summary = _run_metrics(episodes, [t for e in episodes for t in e.traces])
+        # `_run_metrics` in 0.3.0 and 0.3.1, `run_metrics` in the build prime-rl pins.
+        run_metrics = getattr(platform, "run_metrics", None) or platform._run_metrics
+        summary = run_metrics(episodes, [t for e in episodes for t in e.traces])
     else:
         from prime_runs.metrics import from_episodes
 
