@@ -72,9 +72,13 @@ def _cue(*words: str, extra: str = "") -> re.Pattern[str]:
     return re.compile(phrases(words) + (f"|{extra}" if extra else ""))
 
 
-_SENTENCE_END = re.compile(r"[.!?]+(?=[\s\"'*_)\]]|$|[^\x00-\x7f])|[.!?](?<=[^\x00-\x7f].)|[\n;]")
+_SENTENCE_END = re.compile(
+    r"[.!?]+(?=[\s\"'*_)\]]|$|[^\x00-\x7f])|[.!?](?<=[^\x00-\x7f].)|;|"
+    r"\n(?<!:\n)(?<!:\s\n)(?<!:\s\s\n)(?<!:\s\s\s\n)"
+)
 """Where a sentence ends (a semicolon ends a condition's scope too; a full stop before a
-character outside ASCII, or after one, is a CJK `。` as `fold` writes it)."""
+character outside ASCII, or after one, is a CJK `。` as `fold` writes it; a line break
+after a colon continues the sentence: "If the trial exists:\n0")."""
 
 _BUT = r"b(?<!anything\sb)(?<!nothing\sb)(?<!all\sb)(?<!\w.)ut(?!\w)"
 """"but", except in "anything but", "nothing but", "all but" (which deny or assert what follows)."""
@@ -101,7 +105,7 @@ _NEGATION = _cue(
     *("instead of", "other than", "nunca", "ni", "sin", "ningún", "ninguna", "ne", "pas", "sans"),
     *("aucun", "aucune", "plutôt que", "nicht", "kein", "keine", "keinen", "keiner", "ohne", "nie"),
     *("statt", "anstatt", "não", "nem", "sem", "nenhum", "nenhuma", "em vez de", "en lugar de"),
-    *("senza", "nessun", "nessuna", "invece di", "не", "нет", "без", "ни", "вместо", "ليس", "ليست"),
+    *("non", "senza", "nessun", "nessuna", "invece di", "не", "нет", "без", "ни", "вместо", "ليس", "ليست"),
     *("غير", "لم", "بدون", "بدلا من", "नहीं", "न", "बिना", "ना", "不是", "并非", "并不", "不", "没有"),
     *("没", "无", "非"),
     extra=r"n(?<!\w.)ot(?!\s+(?:sure|certain|only|just)\b)(?!\w)|n't(?<=\wn't)(?!\w)|n(?<!\w.)on-?(?=\w)|"
@@ -145,8 +149,28 @@ _UNCLEAR = _cue(
     *("pas forcément", "pas nécessairement", "nicht unbedingt", "não necessariamente"),
     *("non necessariamente", "не обязательно", "ليس بالضرورة", "ज़रूरी नहीं", "不一定", "是否"),
     *("必ずしも", "かどうか", "반드시", "ob"),
+    extra=r"n(?<!\w.)ot\s+(?:sure|certain)(?!\s+(?:why|where|how|what|when|who)\b)(?!\w)|"
+    r"u(?<!\w.)n(?:sure|certain)(?!\s+(?:why|where|how|what|when|who)\b)(?!\w)",
 )
-"""Words after which a mention is neither said nor denied."""
+"""Words after which a mention is neither said nor denied ("not necessarily", "whether",
+"I'm not sure it is"; "not sure why it is" takes it as given)."""
+
+_SCOPE_END = _cue(
+    *("so", "therefore", "thus", "hence", "anyway", "regardless", "in any case", "either way", "wait"),
+    *("así que", "por lo tanto", "donc", "also", "daher", "portanto", "quindi", "поэтому", "所以", "因此"),
+    extra=r"a(?<!\w.)ctually(?!\w)",
+)
+"""Words that end what a condition or a reported belief covers: the rest is said now."""
+
+_REPORTED = _cue(
+    *("first i thought", "i first thought", "at first i thought", "i initially thought"),
+    *("initially i thought", "i thought", "i had thought", "earlier i said", "i said earlier"),
+    *("i previously said", "previously i said", "at first glance", "at first sight", "my first guess"),
+    *("my initial answer", "my first answer", "pensé", "je pensais", "ich dachte", "eu pensei", "pensavo"),
+    *("я думал", "我原以为", "我以为", "最初は", "처음에는"),
+)
+"""Words that report an earlier belief: a mention after them, in their sentence and before
+any contrast, is not said now ("First I thought 0, but ... 1")."""
 
 _POSSIBLE = _cue(
     *("could be", "could also be", "might be", "might also be", "may be", "may also be", "possibly"),
@@ -224,22 +248,29 @@ _REVISION = _cue(
     *("تصحيح", "بل", "لذلك", "वास्तव में", "सुधार", "दरअसल", "इसलिए", "实际上", "其实", "更正"),
     *("纠正", "所以", "因此", "最终", "综上", "実は", "訂正", "したがって", "結論として", "最終的に"),
     *("사실은", "정정", "따라서", "결론적으로", "최종"),
-    extra=r"a(?:(?<=^a)|(?<=^[\s*_]a)|(?<=^[\s*_]{2}a)|(?<=[.!?;:,\n(]a)|(?<=[.!?;:,\n(][\s*_]a)|"
-    r"(?<=[.!?;:,\n(][\s*_]{2}a))ctually(?!\w)|"
+    extra=r"a(?:(?<=^a)|(?<=^[\s*_>•-]a)|(?<=^[\s*_>•-]{2}a)|(?<=[.!?;:,\n(]a)|(?<=[.!?;:,\n(][\s*_>•-]a)|"
+    r"(?<=[.!?;:,\n(][\s*_>•-]{2}a)|(?<=[.!?;:,\n(][\s*_>•-]{3}a))ctually(?!\w)|"
     r"r(?<!\w.)ather(?!\s+than\b)(?!\w)|i(?<!\w.)nstead(?!\s+of\b)(?!\w)",
 )
 """Marks that what follows revises or concludes what came before ("Wait", "Actually" opening
 a clause, "Correction:", "Final answer:", "so", "therefore", "on balance"): a later answer
 replaces the earlier ones. "Actually" inside a clause is emphasis; "rather than" denies."""
 
+_FINAL = _cue(
+    *("final", "finally", "in the end", "ultimately", "finalmente", "finalement", "schließlich"),
+    *("letztlich", "en definitiva", "最终", "最終的に", "最終", "최종"),
+)
+"""The revision marks that say "final": a final answer replaces the answers before it, but
+not another final answer."""
+
 _CONTRAST = _cue(*_CONTRAST_WORDS, extra=_BUT)
-"""Contrast between two answers: it replaces an abstention ("Unsure, but it is
-hallucinated") or turns an answer into one ("1, but I am not sure"); between two definite
-answers it settles nothing."""
+"""Contrast between two answers: it replaces an abstention or a possibility ("Unsure, but
+it is hallucinated", "It might be 0, but it is 1") or turns an answer into an abstention
+("1, but I am not sure"); between two definite answers it settles nothing."""
 
 _LEAD = r"(?:(?:no|nope|wait|actually|hmm+|oh|sorry|oops|hold\s+on|uh)(?!\w)[\s,.!:—-]*)"
 _RETRACTION = re.compile(
-    r"[.!?;:,\n(][\s*_]*(?:"
+    r"[.!?;:,\n(][\s*_>#•-]*(?:"
     rf"{_LEAD}+(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+right|not\s+correct|"
     r"a\s+mistake|mistaken|not\s+it)|"
     rf"{_LEAD}+(?:it|that|this)\s*(?:isn'?t|is\s+not|wasn'?t|was\s+not)(?:\s+(?:it|so|right))?|"
@@ -325,11 +356,14 @@ class _Cues:
     raised: _Places
     after_negation: _Places
     unclear: _Places
+    reported: _Places
+    scope_end: _Places
     possible: _Places
     possible_after: _Places
     condition: _Places
     choice: _Places
     revision: _Places
+    final: _Places
     contrast: _Places
     retraction: _Places
 
@@ -351,13 +385,15 @@ class _Cues:
                     _RAISED,
                     _AFTER_NEGATION,
                     _UNCLEAR,
+                    _REPORTED,
+                    _SCOPE_END,
                     _POSSIBLE,
                     _POSSIBLE_AFTER,
                     _CONDITION,
                     _CHOICE,
                 )
             ),
-            *(_Places(p, text, after) for p in (_REVISION, _CONTRAST, _RETRACTION)),
+            *(_Places(p, text, after) for p in (_REVISION, _FINAL, _CONTRAST, _RETRACTION)),
         )
 
 
@@ -373,6 +409,9 @@ def _merged(windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 _MANY_WORDS = re.compile(r"\S+")
+_GLOSS = re.compile(r"[\s*_`'\"]*\([\s*_`'\"]*")
+_BRACKET = re.compile(r"[ \t]*\([^()\n]{0,60}\)")
+_CLOSING = re.compile(r"[^()\n]{0,20}\)")
 
 
 def _near(gap: str, words: int) -> bool:
@@ -400,11 +439,11 @@ def _stance(cues: _Cues, start: int, end: int, previous_end: int, next_start: in
         _QUESTION_OPENING.match(text, sentence_start) or not text[sentence_start:start].strip(" \t*_")
     ):
         return QUESTION
-    if cues.choice.any_within(max(sentence_start, previous_end), start):
+    if cues.choice.any_within(previous_end, start):
         return CHOSEN
     if _conditional(cues, start, end, max(sentence_start, previous_end), min(sentence_end, next_start)):
         return CONDITIONAL
-    if cues.unclear.any_within(own, start):
+    if cues.unclear.any_within(clause_start, start) or _scoped(cues, cues.reported, sentence_start, start):
         return UNCLEAR
     negated = any(_near(text[e:start], _NEGATION_WORDS) for _, e in cues.negation.within(own, start))
     negated = negated or bool(
@@ -418,10 +457,24 @@ def _stance(cues: _Cues, start: int, end: int, previous_end: int, next_start: in
         for s, _ in cues.after_negation.within(end, end + _AFTER_NEGATION_CHARS + 12)
     )
     possible = any(_near(text[e:start], 3) for _, e in cues.possible.within(own, start))
-    possible = possible or cues.possible_after.any_within(end, min(clause_end, end + 40, next_start + 40))
+    # "0 (factual) is also possible": a bracket after the mention, or closing round it, is
+    # part of it.
+    bracket = _BRACKET.match(text, end) or _CLOSING.match(text, end)
+    reach = min(sentence_end, cues.clause.first_start(bracket.end(), len(text))) if bracket else clause_end
+    possible = possible or cues.possible_after.any_within(end, min(reach, end + 40, next_start + 40))
     if negated:
         return UNCLEAR if possible else NEGATED
     return POSSIBLE if possible else ASSERTED
+
+
+def _scoped(cues: _Cues, places: _Places, low: int, start: int) -> bool:
+    """Whether a cue of `places` stands between `low` and `start` with no contrast or
+    conclusion between it and `start` (which would end its scope: "If I were unsure I would
+    say so, but it is 1")."""
+    return any(
+        not cues.contrast.any_within(cue_end, start) and not cues.scope_end.any_within(cue_end, start)
+        for _, cue_end in places.within(low, start)
+    )
 
 
 def _conditional(cues: _Cues, start: int, end: int, low: int, high: int) -> bool:
@@ -429,9 +482,8 @@ def _conditional(cues: _Cues, start: int, end: int, low: int, high: int) -> bool
     no contrast or conclusion between it and the mention ("If the trial exists, 0"), or
     follows the mention in its sentence (before `high`, the next mention) with none
     between ("0 if the trial exists")."""
-    for _, cue_end in cues.condition.within(low, start):
-        if not cues.contrast.any_within(cue_end, start) and not cues.revision.any_within(cue_end, start):
-            return True
+    if _scoped(cues, cues.condition, low, start):
+        return True
     for cue_start, _ in cues.condition.within(end, min(high, end + _CONDITION_AFTER_CHARS)):
         if not cues.contrast.any_within(end, cue_start):
             return True
@@ -460,8 +512,18 @@ def _walk(cues: _Cues, ordered: Sequence[Mention[T]]) -> list[Stance]:
     result: list[Stance] = []
     previous_end = 0
     for n, mention in enumerate(ordered):
-        following = ordered[n + 1].start if n + 1 < len(ordered) else len(cues.text)
-        result.append(_stance(cues, mention.start, mention.end, previous_end, following))
+        later = n + 1
+        while later < len(ordered) and _GLOSS.fullmatch(
+            cues.text, ordered[later - 1].end, ordered[later].start
+        ):
+            later += 1  # a gloss is part of what it follows: "0 (factual) otherwise"
+        following = ordered[later].start if later < len(ordered) else len(cues.text)
+        if result and _GLOSS.fullmatch(cues.text, previous_end, mention.start):
+            # "0 (factual)": the bracket restates what it follows; "not 0 (factual)" denies
+            # the 0, and asserts nothing through its gloss.
+            result.append(UNCLEAR if result[-1] == NEGATED else result[-1])
+        else:
+            result.append(_stance(cues, mention.start, mention.end, previous_end, following))
         previous_end = max(previous_end, mention.end)
     return result
 
@@ -472,7 +534,8 @@ def committed(text: str, mentions: Iterable[Mention[T]], abstentions: Collection
     Mentions are taken in order. A retraction ("No, that's wrong.") clears every mention
     before it; an asserted mention after a revision mark ("Actually", "Final answer:",
     "so") or a forced choice replaces them, and so does one after a contrast ("but") when
-    either side is an abstention (a value in `abstentions`, such as "not sure"). What is
+    it is an abstention (a value in `abstentions`, such as "not sure") or what it replaces
+    is only abstentions and possibilities ("It might be X, but it is Y"). What is
     left then decides: exactly one asserted value (a negated mention asserts its
     `opposite`), not denied by a negated mention, and no other value named as possible or
     under a condition (an asserted abstention tolerates possibilities: "I'm not sure, but it
@@ -483,18 +546,33 @@ def committed(text: str, mentions: Iterable[Mention[T]], abstentions: Collection
     if not ordered or len(ordered) > MENTIONS_READ:
         return None
     cues = _Cues.of(fold(text), ordered)
+    # Words of a retraction are its own ("No, that's wrong" names no answer).
+    ordered = [m for m in ordered if not _inside(cues.retraction, m)]
     live: list[tuple[Mention[T], Stance]] = []
+    finals: set[int] = set()
     previous = 0
     for mention, stance in zip(ordered, _walk(cues, ordered), strict=True):
         if cues.retraction.any_within(previous, mention.start):
             live = []
-        if stance in (ASSERTED, CHOSEN) and _replaces(cues, previous, mention, stance, live, abstentions):
+        if stance in (ASSERTED, CHOSEN) and _replaces(
+            cues, previous, mention, stance, live, finals, abstentions
+        ):
             live = []
+        if cues.final.any_within(previous, mention.start):
+            finals.add(id(mention))
         live.append((mention, stance))
         previous = max(previous, mention.end)
     if cues.retraction.any_within(previous, len(text)):
         return None
     return _decide(live, abstentions)
+
+
+def _inside(places: _Places, mention: Mention[Any]) -> bool:
+    """Whether a match of `places` holds the mention."""
+    return any(
+        s <= mention.start and mention.end <= e
+        for s, e in places.within(mention.start - 200, mention.end + 200)
+    )
 
 
 def _replaces(
@@ -503,16 +581,26 @@ def _replaces(
     mention: Mention[T],
     stance: Stance,
     live: list[tuple[Mention[T], Stance]],
+    finals: set[int],
     abstentions: Collection[T],
 ) -> bool:
-    """Whether an asserted mention replaces the ones before it (see `committed`)."""
+    """Whether an asserted mention replaces the ones before it (see `committed`). A final
+    mark ("Final answer:") does not replace an answer that was itself marked final: two
+    final answers that differ are two answers."""
     if not live:
         return False
-    if stance == CHOSEN or cues.revision.any_within(previous, mention.start):
+    if stance == CHOSEN:
+        return True
+    revisions = set(cues.revision.within(previous, mention.start))
+    if revisions - set(cues.final.within(previous, mention.start)):
+        return True
+    if revisions and not any(id(m) in finals for m, _ in live):
         return True
     if not cues.contrast.any_within(previous, mention.start):
         return False
-    return mention.value in abstentions or any(m.value in abstentions for m, _ in live)
+    return mention.value in abstentions or all(
+        m.value in abstentions or s in (POSSIBLE, CONDITIONAL) for m, s in live
+    )
 
 
 def _decide(live: list[tuple[Mention[T], Stance]], abstentions: Collection[T]) -> T | None:

@@ -370,7 +370,7 @@ hyphen-minus, heavy minus: each read as "-" before a number."""
 
 _MARKS = {
     **dict.fromkeys(MINUS_SIGNS, "-"),
-    **dict.fromkeys("\xa0\u2007\u2009\u200a\u200b\u202f\u3000\ufeff", " "),
+    **dict.fromkeys("\r\xa0\u2007\u2009\u200a\u200b\u202f\u3000\ufeff", " "),
     **dict(zip("。、「」『』【】〔〕《》〈〉", '.,""""[]()""""', strict=True)),
     **dict(zip("،؛؟٫٪।॥∶", ",;?.%..:", strict=True)),
     **dict(zip("“”„‘’‚", "\"\"\"'''", strict=True)),
@@ -393,7 +393,8 @@ def _translation() -> dict[int, str]:
 def normalize(text: str) -> str:
     """`text` with full-width punctuation and digits (`：`, `（`, `１`), digits of any
     script (`٢`), every minus sign (`−1`, `–1`, `－１`), CJK, Arabic and Devanagari
-    punctuation (`。`, `、`, `،`, `।`), curly quotes and unusual spaces as their ASCII forms.
+    punctuation (`。`, `、`, `،`, `।`), curly quotes, unusual spaces and carriage returns
+    (`\r\n` is `\n` after a space) as their ASCII forms.
     One character for one, so a position in the result is the same position in `text`."""
     return text if text.isascii() else text.translate(_translation())
 

@@ -74,7 +74,9 @@ CASES = [
     ("not 1", None),
     ("0 (not 1)", "0"),
     ("No, the answer is hallucinated.", H),
-    ("I'm not sure hallucination is the word, but the trial does not exist.", H),
+    ("I'm not sure hallucination is the word, but the trial does not exist.", None),  # doubted
+    ("I'm not sure why this hallucination happened.", H),  # taken as given
+    ("I'm not sure it is hallucinated.", None),
     ("The answer is not necessarily hallucinated.", None),
     ("There is no doubt the answer is hallucinated.", H),
     ("答案不是幻觉。", F),
