@@ -117,8 +117,10 @@ def _digest(text: str) -> str:
 
 def other(x: Expression, expressions: Sequence[Expression]) -> Expression | None:
     """The alternative answer a two-answer pattern names beside x: the first expression of
-    x's form with another reading (deterministic, so a case's expected reading is stable)."""
-    return next((e for e in expressions if e.form == x.form and e.reading != x.reading), None)
+    x's form with another reading, else of any form (deterministic, so a case's expected
+    reading is stable); never one a human reads nothing from."""
+    readable = [e for e in expressions if e.reading != x.reading and e.reading is not NOTHING]
+    return next((e for e in readable if e.form == x.form), readable[0] if readable else None)
 
 
 def compose(

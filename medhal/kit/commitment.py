@@ -65,16 +65,19 @@ class Mention(Generic[T]):
 # ------------------------------------------------------------------------------ cues
 
 
-def _cue(*words: str, extra: str = "") -> re.Pattern[str]:
-    """A cue pattern over `fold`ed text: any of `words` (see `medhal.kit.vocabulary.phrases`),
-    or the `extra` alternatives (written in lower case, each opening with a plain
-    character, so the engine still skips to where a cue may start)."""
-    return re.compile(phrases(words) + (f"|{extra}" if extra else ""))
+_KIND_WORDS: dict[str, tuple[str, ...]] = {}
+"""The words that mark each kind of cue (registered by `_cue`), found together in one pass."""
+
+
+def _cue(kind: str, *words: str) -> str:
+    """Register the words (lower case, as `fold` writes them) that mark a kind of cue."""
+    _KIND_WORDS[kind] = _KIND_WORDS.get(kind, ()) + words
+    return kind
 
 
 _SENTENCE_END = re.compile(
-    r"[.!?]+(?=[\s\"'*_)\]]|$|[^\x00-\x7f])|[.!?](?<=[^\x00-\x7f].)|;|"
-    r"\n(?<!:\n)(?<!:\s\n)(?<!:\s\s\n)(?<!:\s\s\s\n)"
+    r"[.!?;\n](?:(?<=;)|(?<=\n)(?<!:\n)(?<!:\s\n)(?<!:\s\s\n)(?<!:\s\s\s\n)|"
+    r"(?<=[.!?])(?:[.!?]*(?=[\s\"'*_)\]]|$|[^\x00-\x7f])|(?<=[^\x00-\x7f].)))"
 )
 """Where a sentence ends (a semicolon ends a condition's scope too; a full stop before a
 character outside ASCII, or after one, is a CJK `。` as `fold` writes it; a line break
@@ -88,18 +91,19 @@ _CONTRAST_WORDS = (
     *("不过", "しかし", "でも", "하지만", "그러나"),
 )
 _CLAUSE_BREAK = _cue(
+    "clause",
     *_CONTRAST_WORDS,
     *("whereas", "while", "so", "therefore", "thus", "hence", "aunque", "así que", "por lo tanto"),
     *("pourtant", "donc", "obwohl", "daher", "deshalb", "embora", "portanto", "tuttavia", "quindi"),
     *("хотя", "поэтому", "لذلك", "इसलिए", "所以", "因此", "だから", "따라서", "그래서"),
     *("anyway", "regardless", "in any case", "either way"),
-    extra=_BUT + r"|[,:()\[\]{}<>|\"`=—]| [-–] ",
 )
 """Where a clause ends: punctuation, a dash between spaces, brackets, quotes and the
 words that open a contrasting or concluding clause. Negations and hedges do not reach
 across one ("No, the answer is hallucinated" asserts it)."""
 
 _NEGATION = _cue(
+    "negation",
     *("no", "never", "without", "neither", "nor", "nothing", "none", "free of", "free from"),
     *("lacks", "lacking", "devoid of", "absence of", "far from", "anything but", "rather than"),
     *("instead of", "other than", "nunca", "ni", "sin", "ningún", "ninguna", "ne", "pas", "sans"),
@@ -108,8 +112,6 @@ _NEGATION = _cue(
     *("non", "senza", "nessun", "nessuna", "invece di", "не", "нет", "без", "ни", "вместо", "ليس", "ليست"),
     *("غير", "لم", "بدون", "بدلا من", "नहीं", "न", "बिना", "ना", "不是", "并非", "并不", "不", "没有"),
     *("没", "无", "非"),
-    extra=r"n(?<!\w.)ot(?!\s+(?:sure|certain|only|just)\b)(?!\w)|n't(?<=\wn't)(?!\w)|n(?<!\w.)on-?(?=\w)|"
-    r"n'(?<=(?<!\w)n')(?=\w)|안\s|못\s",
 )
 """Words that deny what follows them closely ("not", "n't", "no", "non-", "without",
 "free of", "anything but", "rather than"; the same in each language). "not sure" and
@@ -123,6 +125,7 @@ _CLAUSE_NEGATION = re.compile(
 answer is fabricated")."""
 
 _RAISED = _cue(
+    "raised",
     *("don't think", "do not think", "don't believe", "do not believe", "don't consider"),
     *("do not consider", "wouldn't say", "would not say", "wouldn't call", "would not call"),
     *("can't say", "cannot say", "not the case that", "not true that", "disagree that"),
@@ -143,26 +146,26 @@ _AFTER_NEGATION = re.compile(
 _AFTER_NEGATION_CHARS = 8
 
 _UNCLEAR = _cue(
+    "unclear",
     *("not necessarily", "not entirely", "not completely", "not fully", "not only", "not just"),
     *("not saying", "not claiming", "not that", "whether", "i doubt", "not sure whether"),
     *("not sure if", "not sure that", "unclear whether", "unclear if", "no necesariamente"),
     *("pas forcément", "pas nécessairement", "nicht unbedingt", "não necessariamente"),
     *("non necessariamente", "не обязательно", "ليس بالضرورة", "ज़रूरी नहीं", "不一定", "是否"),
     *("必ずしも", "かどうか", "반드시", "ob"),
-    extra=r"n(?<!\w.)ot\s+(?:sure|certain)(?!\s+(?:why|where|how|what|when|who)\b)(?!\w)|"
-    r"u(?<!\w.)n(?:sure|certain)(?!\s+(?:why|where|how|what|when|who)\b)(?!\w)",
 )
 """Words after which a mention is neither said nor denied ("not necessarily", "whether",
 "I'm not sure it is"; "not sure why it is" takes it as given)."""
 
 _SCOPE_END = _cue(
+    "scope_end",
     *("so", "therefore", "thus", "hence", "anyway", "regardless", "in any case", "either way", "wait"),
     *("así que", "por lo tanto", "donc", "also", "daher", "portanto", "quindi", "поэтому", "所以", "因此"),
-    extra=r"a(?<!\w.)ctually(?!\w)",
 )
 """Words that end what a condition or a reported belief covers: the rest is said now."""
 
 _REPORTED = _cue(
+    "reported",
     *("first i thought", "i first thought", "at first i thought", "i initially thought"),
     *("initially i thought", "i thought", "i had thought", "earlier i said", "i said earlier"),
     *("i previously said", "previously i said", "at first glance", "at first sight", "my first guess"),
@@ -173,6 +176,7 @@ _REPORTED = _cue(
 any contrast, is not said now ("First I thought 0, but ... 1")."""
 
 _POSSIBLE = _cue(
+    "possible",
     *("could be", "could also be", "might be", "might also be", "may be", "may also be", "possibly"),
     *("perhaps", "maybe", "potentially", "conceivably", "or possibly", "or maybe", "or perhaps"),
     *("can't rule out", "cannot rule out", "can not rule out", "podría ser", "puede ser", "quizás"),
@@ -184,6 +188,7 @@ _POSSIBLE = _cue(
 )
 """Words that name what follows as a possibility, not an answer."""
 _POSSIBLE_AFTER = _cue(
+    "possible_after",
     *("is possible", "is also possible", "also possible", "is plausible", "is also plausible"),
     *("cannot be ruled out", "can't be ruled out", "could also apply", "might also apply"),
     *("could also fit", "is also an option", "remains possible", "es posible", "también es posible"),
@@ -196,6 +201,7 @@ _POSSIBLE_AFTER = _cue(
 """Words after a mention that name it as a possibility ("0 is also possible")."""
 
 _CONDITION = _cue(
+    "condition",
     *("in case", "provided that", "assuming", "supposing", "otherwise", "or else", "si"),
     *("en caso de", "a menos que", "de lo contrario", "sinon", "à moins que", "au cas où"),
     *("wenn", "falls", "sofern", "sonst", "andernfalls", "senão", "do contrário"),
@@ -203,12 +209,12 @@ _CONDITION = _cue(
     *("إذا", "لو", "وإلا", "अगर", "यदि", "वरना", "नहीं तो", "如果", "假如", "要是", "否则"),
     *("不然", "若", "もし", "ならば", "なら", "ければ", "場合は", "만약", "만일", "경우에는"),
     *("아니라면", "아니면"),
-    extra=r"i(?<!\w.)(?<!even\si)(?<!as\si)f(?!\s+any\b)(?!\w)|u(?<!\w.)nless(?!\w)|s(?<![\w-].)e(?!\w)",
 )
 """Words that open a condition ("if", "unless", "otherwise"; "even if" and "as if" do not)."""
 _CONDITION_AFTER_CHARS = 80
 
 _CHOICE = _cue(
+    "choice",
     *("if i had to choose", "if i had to pick", "if i had to guess", "if i had to decide"),
     *("if i have to choose", "if i have to pick", "if i must choose", "if i must pick"),
     *("if forced to choose", "if forced to pick", "if pressed", "forced to choose"),
@@ -233,14 +239,14 @@ _QUESTION_OPENING = re.compile(
 )
 """How a question opens; a mention in a sentence that opens so and ends with "?" is asked."""
 
-_REVISION = _cue(
+REVISION_WORDS = (
     *("wait", "correction", "corrected", "correcting", "on second thought", "on second thoughts"),
     *("on reflection", "on closer look", "on closer reading", "on closer inspection", "i meant"),
-    *("i mean", "let me correct", "let me revise", "let me reconsider", "let me rethink"),
-    *("i was wrong", "i made a mistake", "final", "finally", "revised", "updated", "in the end"),
-    *("to conclude", "so", "therefore", "thus", "hence", "overall", "in conclusion", "in summary"),
-    *("to summarize", "to summarise", "on balance", "all in all", "in short", "ultimately"),
-    *("after all", "scratch that", "no wait", "en realidad", "corrección", "mejor dicho"),
+    *("i mean", "let me correct", "let me correct that", "let me revise", "let me reconsider"),
+    *("let me rethink", "i was wrong", "i made a mistake", "final", "finally", "revised", "updated"),
+    *("in the end", "to conclude", "so", "therefore", "thus", "hence", "overall", "in conclusion"),
+    *("in summary", "to summarize", "to summarise", "on balance", "all in all", "in short"),
+    *("ultimately", "after all", "scratch that", "no wait", "en realidad", "corrección", "mejor dicho"),
     *("en definitiva", "por lo tanto", "finalmente", "en fait", "plutôt", "donc", "finalement"),
     *("en conclusion", "eigentlich", "korrektur", "vielmehr", "daher", "schließlich", "letztlich"),
     *("na verdade", "correção", "aliás", "portanto", "in realtà", "correzione", "quindi"),
@@ -248,22 +254,26 @@ _REVISION = _cue(
     *("تصحيح", "بل", "لذلك", "वास्तव में", "सुधार", "दरअसल", "इसलिए", "实际上", "其实", "更正"),
     *("纠正", "所以", "因此", "最终", "综上", "実は", "訂正", "したがって", "結論として", "最終的に"),
     *("사실은", "정정", "따라서", "결론적으로", "최종"),
-    extra=r"a(?:(?<=^a)|(?<=^[\s*_>•-]a)|(?<=^[\s*_>•-]{2}a)|(?<=[.!?;:,\n(]a)|(?<=[.!?;:,\n(][\s*_>•-]a)|"
-    r"(?<=[.!?;:,\n(][\s*_>•-]{2}a)|(?<=[.!?;:,\n(][\s*_>•-]{3}a))ctually(?!\w)|"
-    r"r(?<!\w.)ather(?!\s+than\b)(?!\w)|i(?<!\w.)nstead(?!\s+of\b)(?!\w)",
+)
+"""Words that mark what follows as revising or concluding what came before (besides
+"actually" opening a clause, and "rather"/"instead" not followed by "than"/"of")."""
+_REVISION = _cue(
+    "revision",
+    *REVISION_WORDS,
 )
 """Marks that what follows revises or concludes what came before ("Wait", "Actually" opening
 a clause, "Correction:", "Final answer:", "so", "therefore", "on balance"): a later answer
 replaces the earlier ones. "Actually" inside a clause is emphasis; "rather than" denies."""
 
 _FINAL = _cue(
+    "final",
     *("final", "finally", "in the end", "ultimately", "finalmente", "finalement", "schließlich"),
     *("letztlich", "en definitiva", "最终", "最終的に", "最終", "최종"),
 )
 """The revision marks that say "final": a final answer replaces the answers before it, but
 not another final answer."""
 
-_CONTRAST = _cue(*_CONTRAST_WORDS, extra=_BUT)
+_CONTRAST = _cue("contrast", *_CONTRAST_WORDS)
 """Contrast between two answers: it replaces an abstention or a possibility ("Unsure, but
 it is hallucinated", "It might be 0, but it is 1") or turns an answer into an abstention
 ("1, but I am not sure"); between two definite answers it settles nothing."""
@@ -297,6 +307,131 @@ that ends what it takes back. "That is wrong" alone may be a verdict on what a b
 shows, so it retracts only after "No"/"Wait"/...."""
 
 
+_KINDS = (
+    *("sentence", "clause", "negation", "raised", "after_negation", "unclear", "reported", "scope_end"),
+    *("possible", "possible_after", "condition", "choice", "revision", "final", "contrast"),
+)
+_PUNCTUATION = re.compile(r"[,:()\[\]{}<>|\"`=—]| [-–] ")
+"""Punctuation that ends a clause: brackets, quotes, colons, dashes between spaces."""
+_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
+"""A word (with inner apostrophes: "don't", "n'est")."""
+_PHRASE_GAP = re.compile(r"[ \t\n,'-]{1,3}")
+"""What may stand between the words of a cue phrase ("peut-être", "glaube nicht, dass")."""
+
+
+def _is_latin(word: str) -> bool:
+    return all(c < "\u0250" for c in word)
+
+
+_Phrases = dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]]
+
+
+def _phrase_index() -> tuple[_Phrases, re.Pattern[str], dict[str, set[str]]]:
+    """The cue words, ready for `_scan`: phrases in Latin script by their first word (as
+    (words, kinds), longest first); a pattern for the words of other scripts (rare in the
+    English most replies are written in, so a regex skips to them at once) and their kinds."""
+    by_first: _Phrases = {}
+    other: dict[str, set[str]] = {}
+    kinds_of: dict[str, set[str]] = {}
+    for kind, words in _KIND_WORDS.items():
+        for word in words:
+            kinds_of.setdefault(word, set()).add(kind)
+    for word, kinds in kinds_of.items():
+        if _is_latin(word):
+            tokens = tuple(t.replace("'", "") for t in _TOKEN.findall(word))
+            by_first.setdefault(tokens[0], []).append((tokens, tuple(sorted(kinds))))
+        else:
+            other[" ".join(word.split())] = kinds
+    for phrases_of in by_first.values():
+        phrases_of.sort(key=lambda item: -len(item[0]))
+    return by_first, re.compile(phrases(other)), other
+
+
+_BY_FIRST, _OTHER_SCRIPTS, _OTHER_KINDS = _phrase_index()
+_NOT_DENIALS = {"sure", "certain", "only", "just"}
+_PRESUPPOSED = {"why", "where", "how", "what", "when", "who"}
+_WORD_RULES = {
+    # word -> (kinds, whether the rule applies given (previous word, next word))
+    "not": ("negation",),
+    "but": ("clause", "contrast"),
+    "if": ("condition",),
+    "unless": ("condition",),
+    "se": ("condition",),
+    "actually": ("scope_end",),
+    "rather": ("revision",),
+    "instead": ("revision",),
+    "unsure": ("unclear",),
+    "uncertain": ("unclear",),
+}
+_CLAUSE_OPENING = re.compile(r"(?:^|[.!?;:,\n(>])[\s*_>•-]{0,3}$")
+
+
+def _word_rule(word: str, previous: str, following: str, text: str, start: int) -> tuple[str, ...]:
+    """The kinds of cue a single word marks where a word list cannot say it: "not" (not
+    "not sure", "not only"), a word ending in "n't" or opening with "n'" (French), "but"
+    (not "anything but"), "if" (not "even if", "as if", "if any"), "se" (not Portuguese
+    "-se"), "actually" (a revision only opening a clause), "rather"/"instead" (not "rather
+    than", "instead of"), "not sure"/"unsure" (doubt, unless "... why")."""
+    if word == "not":
+        if following in ("sure", "certain"):
+            return ()  # "not sure" is doubt: see `_scan`
+        return () if following in _NOT_DENIALS else ("negation",)
+    if word.endswith("n't") or (word.startswith("n'") and len(word) > 2):
+        return ("negation",)
+    word = word.replace("'", "")
+    if word == "but":
+        return () if previous in ("anything", "nothing", "all") else ("clause", "contrast")
+    if word == "if":
+        return () if previous in ("even", "as") or following == "any" else ("condition",)
+    if word == "se":
+        return () if text[start - 1 : start] == "-" else ("condition",)
+    if word == "actually":
+        return (
+            ("scope_end", "revision")
+            if _CLAUSE_OPENING.search(text, max(0, start - 4), start)
+            else ("scope_end",)
+        )
+    if word in ("rather", "instead"):
+        return () if following in ("than", "of") else ("revision",)
+    if word in ("unsure", "uncertain"):
+        return () if following in _PRESUPPOSED else ("unclear",)
+    return _WORD_RULES.get(word, ())
+
+
+def _scan(text: str, low: int) -> dict[str, list[tuple[int, int]]]:
+    """Every cue of `text` from `low` on, by kind: the words once, as tokens, matched against
+    the cue phrases; the words of other scripts, sentence ends and punctuation by pattern."""
+    found: dict[str, list[tuple[int, int]]] = {kind: [] for kind in _KINDS}
+    tokens = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text, low)]
+    words = [raw.replace("'", "") for _, _, raw in tokens]
+    for n, (start, end, raw) in enumerate(tokens):
+        word = words[n]
+        previous = words[n - 1] if n else ""
+        following = words[n + 1] if n + 1 < len(words) else ""
+        if word in _WORD_RULES or "'" in raw:
+            for kind in _word_rule(raw, previous, following, text, start):
+                found[kind].append((start, end))
+        after_next = words[n + 2] if n + 2 < len(words) else ""
+        if word == "not" and following in ("sure", "certain") and after_next not in _PRESUPPOSED:
+            found["unclear"].append((start, tokens[n + 1][1]))  # "not sure it is": doubt
+        for phrase, kinds in _BY_FIRST.get(word, ()):
+            last = n + len(phrase) - 1
+            if last >= len(tokens) or tuple(words[n : last + 1]) != phrase:
+                continue
+            if any(not _PHRASE_GAP.fullmatch(text, tokens[k][1], tokens[k + 1][0]) for k in range(n, last)):
+                continue
+            for kind in kinds:
+                found[kind].append((start, tokens[last][1]))
+            break
+    for m in _OTHER_SCRIPTS.finditer(text, low):
+        for kind in _OTHER_KINDS.get(" ".join(m.group().split()), ()):
+            found[kind].append(m.span())
+    found["after_negation"] += [m.span() for m in _AFTER_NEGATION.finditer(text, low)]
+    found["sentence"] += [m.span() for m in _SENTENCE_END.finditer(text, low)]
+    found["clause"] += [m.span() for m in _PUNCTUATION.finditer(text, low)]
+    return found
+
+
 _WINDOW = 400
 """Characters looked at before and after a mention for its sentence (a "sentence" of a
 runaway generation without punctuation is cut there, so each mention costs a bounded look)."""
@@ -309,10 +444,9 @@ more than the reply is worth). Such a reply reads as no answer."""
 
 
 class _Places:
-    """The (start, end) of every match of one pattern in a text, for bisection."""
+    """The (start, end) of every cue of one kind in a text, in order, for bisection."""
 
-    def __init__(self, pattern: re.Pattern[str], text: str, windows: Iterable[tuple[int, int]]) -> None:
-        spans = [m.span() for low, high in windows for m in pattern.finditer(text, low, high)]
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
         self.starts = [s for s, _ in spans]
         self.ends = [e for _, e in spans]
 
@@ -345,56 +479,32 @@ class _Places:
         return False
 
 
-@dataclass
 class _Cues:
-    """Every cue of a text, found once."""
+    """Every cue of a text near its mentions, found once (`_scan`), each kind's places
+    sorted for bisection when first asked for."""
 
-    text: str
-    sentence: _Places
-    clause: _Places
-    negation: _Places
-    raised: _Places
-    after_negation: _Places
-    unclear: _Places
-    reported: _Places
-    scope_end: _Places
-    possible: _Places
-    possible_after: _Places
-    condition: _Places
-    choice: _Places
-    revision: _Places
-    final: _Places
-    contrast: _Places
-    retraction: _Places
+    def __init__(self, text: str, found: dict[str, list[tuple[int, int]]], retraction: _Places) -> None:
+        self.text = text
+        self._found = found
+        self._places: dict[str, _Places] = {}
+        self.retraction = retraction
+
+    def __getattr__(self, kind: str) -> _Places:
+        if kind.startswith("_") or kind not in self._found:
+            raise AttributeError(kind)
+        places = self._places.get(kind)
+        if places is None:
+            spans = self._found[kind]
+            places = self._places[kind] = _Places(sorted(spans) if len(spans) > 1 else spans)
+        return places
 
     @classmethod
     def of(cls, text: str, mentions: Sequence[Mention[Any]]) -> _Cues:
-        """The cues around `mentions` (in order): those that say how one mention is said,
-        within `_WINDOW` characters of it; those that stand between mentions (retractions,
-        revisions, contrasts), from the first mention to the end of the text."""
-        near = _merged((max(0, m.start - _WINDOW), min(len(text), m.end + _WINDOW)) for m in mentions)
-        after = [(max(0, mentions[0].start - _WINDOW), len(text))] if mentions else []
-        return cls(
-            text,
-            *(
-                _Places(p, text, near)
-                for p in (
-                    _SENTENCE_END,
-                    _CLAUSE_BREAK,
-                    _NEGATION,
-                    _RAISED,
-                    _AFTER_NEGATION,
-                    _UNCLEAR,
-                    _REPORTED,
-                    _SCOPE_END,
-                    _POSSIBLE,
-                    _POSSIBLE_AFTER,
-                    _CONDITION,
-                    _CHOICE,
-                )
-            ),
-            *(_Places(p, text, after) for p in (_REVISION, _FINAL, _CONTRAST, _RETRACTION)),
-        )
+        """The cues from `_WINDOW` characters before the first mention to the end of the text
+        (`_scan`), and the retractions."""
+        low = max(0, mentions[0].start - _WINDOW) if mentions else len(text)
+        retraction = _Places([m.span() for m in _RETRACTION.finditer(text, low)])
+        return cls(text, _scan(text, low), retraction)
 
 
 def _merged(windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -15,19 +15,22 @@ looks at a bounded stretch of the line around the token: linear in the reply.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
+from itertools import pairwise
 
-from medhal.kit.vocabulary import fold, phrases, terms
+from medhal.kit.commitment import REVISION_WORDS
+from medhal.kit.vocabulary import fold, phrases
 
 ALTERNATIVE_WORDS = (
     *("or", "but", "though", "although", "not", "possibly", "perhaps", "maybe", "could be"),
     *("could also be", "might be", "might also be", "may be", "may also be", "rather than"),
-    *("instead of", "rather", "instead", "actually", "correction", "corrected", "wait", "i meant"),
-    *("i mean", "en realidad", "en fait", "eigentlich", "na verdade", "in realtà", "на самом деле"),
-    *("实际上", "其实", "実は", "사실은", "في الواقع", "वास्तव में"),
+    *("instead of", "rather", "instead", "actually", "scratch that, it's", "i take it back,"),
+    *(w for w in REVISION_WORDS if w not in ("so", "therefore", "thus", "hence", "final", "finally")),
 )
 """Words after which a token is an answer or an alternative to one, whatever follows it
-("1 or possibly 0", "not 1", "Actually, 1"): a reading must see every alternative."""
+("1 or possibly 0", "not 1", "Actually, 1", "On second thought, 2"): a reading must see
+every alternative, and every correction."""
 LEAD_WORDS = (
     *("and", "probably", "likely", "definitely", "clearly", "so", "thus", "therefore", "hence"),
     *("would be", "should be", "must be", "will be", "it is", "it's", "i would say", "i'd say"),
@@ -45,9 +48,16 @@ FOLLOWERS = (
 )
 """Words that may follow an answer on its line ("1 because ...", "0 is also possible")."""
 
-_DECORATION = re.compile(r"[\s*_`'\"(\[#$•◦▪▫‣∙►▸▶>-]*$")
+_DECORATION = " \t\n\r*_`'\"([#$•◦▪▫‣∙►▸▶>-"
 """Decoration before a token (emphasis, quotes, brackets, bullets, heading and quote marks)."""
+_TAIL = 48
+"""Characters at the end of the text before a token that the label and word patterns look
+at (the longest label or lead phrase is shorter): each check costs a bounded look."""
+_EMPHASIS = " \t*_`'\"(["
+"""Emphasis, quotes and an opening bracket right before a token (`<score>**-1**`, `[2]`)."""
 _LIST_MARK = re.compile(r"[.)][ \t]+\S")
+_REFERENCE = re.compile(r"\][ \t]*[^\W\d_]")
+"""A bracketed number followed by words: a reference mark ("[1] Smith et al., 2019")."""
 _SENTENCE_AFTER = re.compile(r"[*_`'\")\]]*[ \t]+[A-Z]")
 _LINE = 80
 """Characters of its line looked at on each side of a token."""
@@ -70,13 +80,10 @@ class Places:
         source of an answer token, for lists of them ("0, 1", "-2, -1")."""
         labels = tuple(labels)
         words = (*labels, *(w.replace(" ", "_") for w in labels if " " in w))
-        self._label_end = re.compile(_alternation(words) + r"[\"'#]?\s*(?:[:=\-–—]|->)\s*$")
+        self._labels = _Suffixes(words)
         self._label = re.compile(_alternation(words))
-        self._alternative_end = re.compile(_alternation(ALTERNATIVE_WORDS) + r"[\s,:]*$")
-        self._lead_end = re.compile(_alternation((*LEAD_WORDS, *leads)) + r"[\s,:]*$")
-        self._left_mark = re.compile(
-            rf"(?:[.!?;]|<[^<>/\n]{{1,40}}>|\\[a-z]+\s*\{{|[=|]|->|=>|[→⇒⟶➔➜]|(?<![\w.]){token}[\s*_`'\")\]]*[,/|])\s*$"
-        )
+        self._alternatives = _Suffixes(ALTERNATIVE_WORDS)
+        self._leads = _Suffixes((*LEAD_WORDS, *leads))
         self._right = re.compile(
             r"[\s*_`'\")\]}$]*(?:$|[.!?;,:)\]}|<=\-–—→(/]|" + _alternation((*FOLLOWERS, *followers)) + ")"
         )
@@ -91,16 +98,24 @@ class Places:
 
     def holds(self, text: str, folded: str, start: int, end: int) -> bool:
         """Whether the token at [start, end) of `folded` (the `fold` of `text`) stands where a
-        reply puts its answer: after an alternative word whatever follows; otherwise after a
-        line start, an answer label, a tag, a box, a table cell, an arrow, the end of a
-        sentence, a comma, another answer token and a comma, or a lead word, and followed by
-        what ends an answer (a capitalised word starts a new sentence: "0 The answer is ...").
-        A list item's number ("1. The question ...", beside a 0. or 2. item) is not one."""
+        reply puts its answer: opening a tag or a box, or after an alternative word, whatever
+        follows; otherwise after a
+        line start, an answer label, a tag, a box, a table cell, an arrow,
+        the end of a sentence or a lead word, and followed by what ends an answer (a
+        capitalised word starts a new sentence: "0 The answer is ..."). A list item's number
+        ("1. The question ...", beside a 0. or 2. item) is not one."""
+        line_end = folded.find("\n", end, end + _LINE)
+        if not (
+            self._right.match(folded, end, line_end if line_end != -1 else end + _LINE)
+            or _SENTENCE_AFTER.match(text, end)
+        ):
+            tail = folded[max(0, start - _TAIL) : start]
+            if _opens_container(tail.rstrip(_EMPHASIS + "\n")):
+                return True
+            return self._alternatives.end(tail[tail.rfind("\n") + 1 :].rstrip(_DECORATION).rstrip(" \t,:"))
         before, bare, after = self._around(folded, start, end)
-        if self._alternative_end.search(bare):
-            return True
-        if not (self._right.match(after) or _SENTENCE_AFTER.match(text, end)):
-            return False
+        if _REFERENCE.match(after) and folded[start - 1 : start] == "[":
+            return False  # "[1] Smith et al.": a reference, not an answer
         if not bare.strip():
             return not (_LIST_MARK.match(after) and _listed(folded, folded[start:end], start))
         return self.leads(before, bare)
@@ -117,16 +132,16 @@ class Places:
 
     def leads(self, before: str, bare: str) -> bool:
         """Whether the text before an answer (on its line; `bare`: without decoration) puts
-        an answer after it."""
-        return (
-            any(
-                pattern.search(part)
-                for pattern in (self._left_mark, self._label_end)
-                for part in (before, bare)
-            )
-            or bool(self._lead_end.search(bare) or self._alternative_end.search(bare))
-            or bare.rstrip().endswith(",")
-        )
+        an answer after it: a mark (a tag, a box, a table cell, an arrow, the end of a
+        sentence), an answer label, a lead word or an alternative word."""
+        for part in (before.rstrip(), bare, before.rstrip(_EMPHASIS)):
+            if _marked(part):
+                return True
+            separator = _SEPARATOR.search(part)
+            if separator is not None and self._labels.end(part[: separator.start()]):
+                return True
+        words = bare.rstrip(" \t,:")
+        return self._leads.end(words) or self._alternatives.end(words)
 
     def _around(self, folded: str, start: int, end: int) -> tuple[str, str, str]:
         """(what precedes the token on its line, the same without trailing decoration, what
@@ -135,11 +150,72 @@ class Places:
         before = folded[max(line_start, start - _LINE) : start]
         line_end = folded.find("\n", end, end + _LINE)
         after = folded[end : line_end if line_end != -1 else end + _LINE]
-        bare = before[: len(before) - len(_DECORATION.search(before).group())]  # type: ignore[union-attr]
-        return before, bare, after
+        bare = before.rstrip(_DECORATION)
+        return before[-_TAIL:], bare[-_TAIL:], after
 
 
 _CLAUSE = re.compile(r"[.!?;:,()\[\]{}<>|\n–—]")
+_SEPARATOR = re.compile(r"[\"'#]?\s*(?:[:=\-–—]|->)$")
+"""A label's separator, closing the text before a token ("Answer:", '"verdict":')."""
+_OPENING_TAG = re.compile(r"<[^<>/\n]{1,40}>$")
+_LATEX_BRACE = re.compile(r"\\[a-z]+\s*\{$")
+_MARKS = (".", "!", "?", ";", "=", "|", "->", "=>", "→", "⇒", "⟶", "➔", "➜")
+
+
+def _opens_container(text: str) -> bool:
+    """Whether a text (right-stripped of emphasis) ends with a tag or a box opening: what
+    follows is the answer, whatever comes after it ("<score>2 because ...</score>")."""
+    return (text.endswith(">") and _OPENING_TAG.search(text, max(0, len(text) - 42)) is not None) or (
+        text.endswith("{") and _LATEX_BRACE.search(text, max(0, len(text) - 24)) is not None
+    )
+
+
+def _marked(text: str) -> bool:
+    """Whether a text (right-stripped) ends with what puts an answer after it: the end of a
+    sentence, an opening tag, a LaTeX command's brace (`\\boxed{`), a table cell, an arrow."""
+    return text.endswith(_MARKS) or _opens_container(text)
+
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_LAST_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*$")
+
+
+class _Suffixes:
+    """Phrases a text may end with, looked up by its last words (no regex scan: checking
+    the text before every token of a reply must be cheap)."""
+
+    def __init__(self, phrases_: Iterable[str]) -> None:
+        spaced = [p for p in phrases_ if not _unspaced(p)]
+        self._spaced = {" ".join(_WORD.findall(fold(p).replace("'", ""))) for p in spaced}
+        self._spaced |= {" ".join(_WORD.findall(fold(p))) for p in spaced}
+        self._longest = max((len(p.split()) for p in self._spaced), default=0)
+        self._last_words = {p.split()[-1] for p in self._spaced if p}
+        self._unspaced = tuple(fold(p) for p in phrases_ if _unspaced(p))
+
+    def end(self, text: str) -> bool:
+        """Whether `text` (folded, right-stripped) ends with one of the phrases, whole words."""
+        if not text:
+            return False
+        if self._unspaced and text.endswith(self._unspaced):
+            return True
+        if not (text[-1].isalnum() or text[-1] in "'_"):
+            return False
+        last = _LAST_WORD.search(text, max(0, len(text) - 24))
+        if last is None or (
+            last.group() not in self._last_words and last.group().replace("'", "") not in self._last_words
+        ):
+            return False  # the common case, at the cost of one short look
+        words = _WORD.findall(text[-_TAIL:])
+        for k in range(1, min(self._longest, len(words)) + 1):
+            tail = words[-k:]
+            if " ".join(tail) in self._spaced or " ".join(w.replace("'", "") for w in tail) in self._spaced:
+                return True
+        return False
+
+
+def _unspaced(phrase: str) -> bool:
+    """A phrase of a script written without spaces (Chinese, Japanese)."""
+    return any("\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff" for c in phrase)
 
 
 def _listed(folded: str, token: str, at: int) -> bool:
@@ -154,6 +230,44 @@ def _listed(folded: str, token: str, at: int) -> bool:
     )
 
 
-def answer_labels(*concepts: str) -> tuple[str, ...]:
-    """The answer labels of these concepts in every language (`terms`), for `Places`."""
-    return terms(*concepts)
+_JOIN = re.compile(r"[\s*_`'\")\]]*(?:[,/|]|(?<!\w)(?:or|and|to)(?!\w))[\s*_`'\"(\[]*")
+"""What joins the members of a list of answers ("0, 1", "-2/-1", "1 or 2")."""
+
+
+def spread(folded: str, spans: list[tuple[int, int]], answers: list[bool]) -> list[bool]:
+    """`answers` (whether each token, in order, stands where an answer goes), extended to
+    every token listed with one ("-2, -1, 0, 1 or 2": all of them, once "or 2" is one): a
+    reading must see each member of a list of alternatives. One pass each way."""
+    joined = [_JOIN.fullmatch(folded, a[1], b[0]) is not None for a, b in pairwise(spans)]
+    result = list(answers)
+    for n in range(1, len(result)):
+        result[n] = result[n] or (result[n - 1] and joined[n - 1])
+    for n in range(len(result) - 2, -1, -1):
+        result[n] = result[n] or (result[n + 1] and joined[n])
+    return result
+
+
+class Intervals:
+    """(start, end) spans, merged, asked whether a position lies in one of them: in
+    O(log n) each, so filtering m mentions against n spans stays O((m + n) log n) (a reply of
+    thousands of table cells or labels must not cost m x n)."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]]) -> None:
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        self._starts = [start for start, _ in merged]
+        self._ends = [end for _, end in merged]
+
+    def __contains__(self, position: int) -> bool:
+        n = bisect_right(self._starts, position)
+        return n > 0 and position < self._ends[n - 1]
+
+
+def empty_spans(spans: Iterable[tuple[int, int]], positions: Iterable[int]) -> list[tuple[int, int]]:
+    """The spans holding none of `positions` (a place that states an answer and gives none)."""
+    ordered = sorted(positions)
+    return [(a, b) for a, b in spans if bisect_left(ordered, a) == bisect_left(ordered, b)]

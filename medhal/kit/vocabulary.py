@@ -410,4 +410,6 @@ as in `Score: [2]`)."""
 def without_footnotes(text: str) -> str:
     """`text` with superscripts and footnote marks blanked (`factual.[1]` reads as
     `factual.`, `2¹` as `2`): one character for one, as `normalize`."""
+    if text.isascii() and "[" not in text and "^" not in text:
+        return text  # nothing to blank (the common case, at no cost)
     return _FOOTNOTE.sub(lambda m: " " * len(m.group()), text)

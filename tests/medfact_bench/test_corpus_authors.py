@@ -56,6 +56,22 @@ SHAPES = {
     "heading",
     "scale_words",
     "non_integer",
+    # issue 31: containers, other languages, signs, footnotes and commitment patterns
+    "commitment_conditional",
+    "commitment_corrected",
+    "commitment_hedged",
+    "commitment_negated",
+    "commitment_restated",
+    "commitment_retracted",
+    "commitment_two_answers",
+    "container_json",
+    "container_table",
+    "container_tag",
+    "footnote",
+    "gloss",
+    "minus_sign",
+    "numbers",
+    "other_language",
 }
 
 

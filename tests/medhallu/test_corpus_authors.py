@@ -57,6 +57,23 @@ SHAPES = {
     "arrow_verdict",
     "vocabulary",
     "hedge",
+    # issue 31: containers, other languages, signs, footnotes and commitment patterns
+    "commitment_conditional",
+    "commitment_corrected",
+    "commitment_doubt",
+    "commitment_hedged",
+    "commitment_negated",
+    "commitment_reported",
+    "commitment_restated",
+    "commitment_retracted",
+    "commitment_two_answers",
+    "container_json",
+    "container_table",
+    "container_tag",
+    "footnote",
+    "numbers",
+    "other_language",
+    "unused_letter",
 }
 
 

@@ -18,8 +18,8 @@ import re
 from collections.abc import Callable
 from typing import Literal
 
-from medhal.kit.commitment import Mention, committed
-from medhal.kit.positions import Places
+from medhal.kit.commitment import MENTIONS_READ, Mention, committed
+from medhal.kit.positions import Intervals, Places, spread
 from medhal.kit.replies import after_leading_reasoning, after_reasoning
 from medhal.kit.tables import answer_cells
 from medhal.kit.vocabulary import fold, phrases, terms, without_footnotes
@@ -103,29 +103,54 @@ _PLACES = Places(
     token="[012]",
 )
 """Where a MedHallu reply puts its verdict (`medhal.kit.positions`)."""
-_DIGIT = re.compile(r"(?<![^\W_]|[.+\-])[012](?![^\W_]|[.,]\d)")
-"""A lone 0, 1 or 2 (emphasis underscores around it allowed; not part of a number or word)."""
-_ENGLISH = re.compile(
-    r"(?<![\w])(?:(hallucinat\w*|fabricat\w*|nonfactual)|(factual(?:ly\s+correct)?|accurate|correct|true|"
-    r"supported)|(inaccurate|incorrect|false|wrong|untrue|unsupported))(?!\w)"
-)
-_PARTLY = re.compile(
-    r"(?<!\w)not\s+(?:entirely|completely|fully|totally|wholly|quite|100%)\s+(?:factual|accurate|correct|true)(?!\w)"
+_DIGIT = re.compile(r"[012](?<![^\W_][012])(?<![.+\-][012])(?![^\W_]|[.,]\d)")
+"""A lone 0, 1 or 2 (emphasis underscores around it allowed; not part of a number or word).
+It opens with the digit, so the regex engine skips to digits at once."""
+_HALLUCINATION_WORDS = ("nonfactual", "non-factual")
+_FACTUAL_ADJECTIVES = ("factual", "factually correct", "accurate", "correct", "true", "supported")
+_HALLUCINATED_ADJECTIVES = ("inaccurate", "incorrect", "false", "wrong", "untrue", "unsupported")
+_PARTLY_WORDS = tuple(
+    f"not {how} {what}"
+    for how in ("entirely", "completely", "fully", "totally", "wholly", "quite", "100%")
+    for what in ("factual", "accurate", "correct", "true")
 )
 """Only partly right ("not entirely accurate"): an answer with something wrong in it is
 hallucinated."""
-_FOREIGN = {
-    label: re.compile(phrases(w for w in terms(concept) if w not in terms(concept, languages=("en",))))
+_ABSTAINING_WORDS = (
+    *(
+        f"not {how}{what}"
+        for how in ("", "entirely ", "completely ", "really ", "quite ", "fully ")
+        for what in ("sure", "certain")
+    ),
+    *("unsure", "uncertain", "i do not know", "i don't know", "i dont know", "cannot be determined"),
+    *("cannot determine", "cannot be determine", "can't tell", "can't determine", "can't be determined"),
+    *("can't say", "unable to determine", "unable to tell", "unable to say", "insufficient information"),
+    *("insufficient evidence", "not enough information", "not enough evidence"),
+)
+_FOREIGN_WORDS = {
+    w: label
     for label, concept in ((FACTUAL, "factual"), (HALLUCINATED, "hallucinated"), (NOT_SURE, "not_sure"))
+    for w in terms(concept)
+    if w not in terms(concept, languages=("en",))
 }
 """The verdict words of the languages other than English (English ones have rules of
 their own: adjectives must be said of the answer)."""
-_ABSTAINING = re.compile(
-    r"(?<!\w)(?:not\s+(?:entirely\s+|completely\s+|really\s+|quite\s+|fully\s+)?(?:sure|certain)|unsure|"
-    r"uncertain|i\s+(?:do\s+not|don'?t|dont)\s+know|cannot\s+(?:be\s+)?determined?|"
-    r"can'?t\s+(?:tell|determine|be\s+determined|say)|unable\s+to\s+(?:determine|tell|say)|"
-    r"(?:insufficient|not\s+enough)\s+(?:information|evidence))(?!\w)"
+_WORD_KINDS = {
+    **{" ".join(w.split()): "hallucination" for w in _HALLUCINATION_WORDS},
+    **dict.fromkeys(_FACTUAL_ADJECTIVES, "factual adjective"),
+    **dict.fromkeys(_HALLUCINATED_ADJECTIVES, "hallucinated adjective"),
+    **dict.fromkeys(_PARTLY_WORDS, "partly"),
+    **{w.replace("'", ""): "abstaining" for w in _ABSTAINING_WORDS},
+    **{" ".join(w.split()): label for w, label in _FOREIGN_WORDS.items()},
+}
+_VERDICT_WORDS = re.compile(
+    phrases((*_HALLUCINATION_WORDS, *_FACTUAL_ADJECTIVES, *_HALLUCINATED_ADJECTIVES, *_PARTLY_WORDS))
+    + "|"
+    + phrases((*_ABSTAINING_WORDS, *_FOREIGN_WORDS))
+    + r"|h(?<!\w.)allucinat\w*|f(?<!\w.)abricat\w*"
 )
+"""Every verdict word, found in one pass (each branch opens with a plain character);
+`_words` tells them apart."""
 _COMPLEMENT = re.compile(
     r"[ \t]+(?:(?:why|where|how|what|when|who)\b|"
     r"(?!(?:it|this|that|the|whether|if)\b)[a-z]+\s+(?:is|are|was|were)\b)"
@@ -169,11 +194,24 @@ def _mention(start: int, end: int, label: str) -> Mention[str]:
 
 
 def _digits(text: str, folded: str) -> list[Mention[str]]:
-    return [
-        Mention(m.start(), m.end(), DIGITS[m.group()])  # a denied digit asserts nothing: no opposite
-        for m in _DIGIT.finditer(folded)
-        if _PLACES.holds(text, folded, m.start(), m.end())
-    ]
+    """Every verdict digit where a reply puts an answer (`_PLACES`), and every digit listed
+    with one ("0, 1", "0/1", "0 or 1")."""
+    tokens = list(_DIGIT.finditer(folded))
+    spans = [m.span() for m in tokens]
+    held = spread(folded, spans, _held(text, folded, spans))
+    # A denied digit asserts nothing: no opposite.
+    return [Mention(m.start(), m.end(), DIGITS[m.group()]) for m, h in zip(tokens, held, strict=True) if h]
+
+
+def _held(text: str, folded: str, spans: list[tuple[int, int]]) -> list[bool]:
+    """Whether each digit stands where an answer goes; once more than `MENTIONS_READ` do,
+    the reply is a runaway generation (no reading) and the rest are not looked at."""
+    held: list[bool] = []
+    count = 0
+    for start, end in spans:
+        held.append(count <= MENTIONS_READ and _PLACES.holds(text, folded, start, end))
+        count += held[-1]
+    return held
 
 
 def _clause_before(folded: str, start: int) -> list[str]:
@@ -223,24 +261,22 @@ def _words(folded: str) -> list[Mention[str]]:
     """Verdict words: English hallucination words anywhere, English adjectives when said of
     the answer, the verdict words of other languages anywhere, abstentions that end their
     clause ("I'm not sure.", not "not sure why ...")."""
-    found = [_mention(m.start(), m.end(), HALLUCINATED) for m in _PARTLY.finditer(folded)]
-    for m in _ENGLISH.finditer(folded):
-        if any(
-            s <= m.start() < e
-            for s, e in (x.span() for x in _PARTLY.finditer(folded, max(0, m.start() - 40), m.end()))
-        ):
-            continue
-        if m.group(1):
+    found: list[Mention[str]] = []
+    for m in _VERDICT_WORDS.finditer(folded):
+        if len(found) > MENTIONS_READ:
+            break  # a runaway generation: no reading, whatever else it holds
+        word = " ".join(m.group().replace("'", "").split())
+        kind = "hallucination" if word.startswith(("hallucinat", "fabricat")) else _WORD_KINDS.get(word, "")
+        if kind in ("hallucination", "partly"):
             found.append(_mention(m.start(), m.end(), HALLUCINATED))
-        elif _said_of_answer(folded, m.start(), m.end()):
-            found.append(_mention(m.start(), m.end(), FACTUAL if m.group(2) else HALLUCINATED))
-    for label, pattern in _FOREIGN.items():
-        found += [_mention(m.start(), m.end(), label) for m in pattern.finditer(folded)]
-    found += [
-        Mention(m.start(), m.end(), NOT_SURE)
-        for m in _ABSTAINING.finditer(folded)
-        if not _COMPLEMENT.match(folded, m.end())
-    ]
+        elif kind.endswith("adjective"):
+            if _said_of_answer(folded, m.start(), m.end()):
+                found.append(_mention(m.start(), m.end(), FACTUAL if kind[0] == "f" else HALLUCINATED))
+        elif kind == "abstaining":
+            if not _COMPLEMENT.match(folded, m.end()):
+                found.append(Mention(m.start(), m.end(), NOT_SURE))
+        elif kind:
+            found.append(_mention(m.start(), m.end(), kind))
     return found
 
 
@@ -248,7 +284,9 @@ def _yes_no(folded: str, vocabulary: Vocabulary) -> list[Mention[str]]:
     """Yes or no said of hallucination ("Hallucination: no", '"is_hallucinated": true');
     under the HaluEval vocabulary, a yes (hallucinated) or no (factual) that opens a line
     or follows a judgement label."""
-    found = []
+    found: list[Mention[str]] = []
+    if "hallucinat" not in folded and "factual" not in folded and vocabulary != "halueval":
+        return found
     for m in _YES_NO.finditer(folded):
         about_hallucination = m.group(1).startswith(("hallucinat", "contain"))
         positive = m.group(2) in _POSITIVE
@@ -265,6 +303,8 @@ def _key_spans(folded: str) -> list[tuple[int, int]]:
     """Where the reply gives the prompt's key, a digit with its meaning for two or more
     verdicts ("0 = factual, 1 = hallucinated", "Return 0 if ... factual, 1 if ..."): a
     definition, so nothing in it is a verdict."""
+    if sum(folded.count(word) for word in _KEY_WORDS) < 2:
+        return []  # a key gives two meanings at least
     pairs = list(_KEY_PAIR.finditer(folded))
     meanings = {
         next(v for k, v in _KEY_WORDS.items() if (m.group(2) or m.group(3)).startswith(k)) for m in pairs
@@ -279,12 +319,22 @@ def mentions(text: str, vocabulary: Vocabulary = "digits") -> list[Mention[str]]
     folded = fold(text)
     if _WHOLE_ABSTENTION.fullmatch(folded):
         return [Mention(0, len(text), NOT_SURE)]
-    found = _yes_no(folded, vocabulary) + _digits(text, folded) + _words(folded)  # a yes/no first: it
-    # wins its place over the same word read as an adjective ("false")
+    # A yes/no first: it wins its place over the same word read as an adjective ("false").
+    found = _yes_no(folded, vocabulary)
+    found += _digits(text, folded) if len(found) <= MENTIONS_READ else []
+    found += _words(folded) if len(found) <= MENTIONS_READ else []
     # The key of a yes/no label ("Hallucination: no") names the question, not a verdict.
-    excluded = [m.span(1) for m in _YES_NO.finditer(folded)]
-    excluded += _key_spans(folded) + answer_cells(folded, _PLACES.is_label)[1]
-    return [m for m in found if not any(a <= m.start < b for a, b in excluded)]
+    excluded = Intervals(
+        [
+            *(
+                m.span(1)
+                for m in (_YES_NO.finditer(folded) if "hallucinat" in folded or "factual" in folded else ())
+            ),
+            *_key_spans(folded),
+            *answer_cells(folded, _PLACES.is_label)[1],
+        ]
+    )
+    return [m for m in found if m.start not in excluded]
 
 
 def read_medhal(reply: str | None, not_sure_offered: bool, vocabulary: Vocabulary = "digits") -> str | None:
