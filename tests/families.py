@@ -31,6 +31,8 @@ Composition rules (the `reading` of each pattern):
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +40,15 @@ from typing import Any
 
 NOTHING: Any = None
 """The reading of a reply a careful human reads no answer from (INVALID)."""
+HAND_WRITTEN_SHAPES = frozenset(
+    {
+        *("commitment_conditional", "commitment_corrected", "commitment_hedged", "commitment_negated"),
+        *("commitment_restated", "commitment_retracted", "commitment_two_answers", "container_json"),
+        *("container_table", "container_tag", "footnote", "numbers", "other_language"),
+    }
+)
+"""The shapes of the hand-written corpora's cases for issue 31's families (each benchmark's
+corpus holds some of each, beside its own)."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +210,47 @@ def judge(cases: Iterable[Case], read: Callable[[Case], Any]) -> Outcome:
 
 
 # ------------------------------------------------------------------------------ shared parts
+
+
+def json_value(x: Expression) -> str:
+    """The expression as a JSON value: an integer bare, anything else a string."""
+    return x.text if re.fullmatch(r"-?[0-9]+", x.text) else json.dumps(x.text, ensure_ascii=False)
+
+
+def structured(field: str, key: str, function: str, reason: str) -> list[Container]:
+    """The containers every benchmark's answers come in besides its own: a box, an answer
+    tag, nested tags, a Markdown label/value row and a column headed by `field`, a JSON
+    `key`, a function call `function` with the answer as its `key` argument, a heading."""
+    return [
+        Container("boxed", lambda x: f"\\boxed{{{x.text}}}"),
+        Container("answer tag", lambda x: f"<answer>{x.text}</answer>"),
+        Container("nested tags", lambda x: f"<response><{key}>{x.text}</{key}></response>"),
+        Container("table row", lambda x: f"| Field | Value |\n|---|---|\n| {field} | {x.text} |", block=True),
+        Container(
+            "table column", lambda x: f"| {field} | Reason |\n|---|---|\n| {x.text} | {reason} |", block=True
+        ),
+        Container("json", lambda x: f'{{"{key}": {json_value(x)}}}'),
+        Container(
+            "function call",
+            lambda x: json.dumps(
+                {"name": function, "arguments": {key: json.loads(json_value(x))}}, ensure_ascii=False
+            ),
+        ),
+        Container("heading", lambda x: f"## {field}\n\n{x.text}", block=True),
+    ]
+
+
+def check(outcome: Outcome, floors: dict[str, float]) -> None:
+    """The precision test's verdict: no case read as another answer than the composed one
+    (the first twenty named), and every family's recall at its stated floor."""
+    wrong = "\n".join(
+        f"{c.id}: {c.reply!r} read {r!r}, a human reads {c.expected!r}" for c, r in outcome.wrong[:20]
+    )
+    assert not outcome.wrong, (
+        f"{len(outcome.wrong)} replies read as another answer than a human reads:\n{wrong}"
+    )
+    low = {f: round(outcome.recall(f), 3) for f, floor in floors.items() if outcome.recall(f) < floor}
+    assert not low, f"recall below the stated floor: {low}\n{outcome.table()}"
 
 
 def plain() -> Pattern:

@@ -83,7 +83,8 @@ class Places:
         self._labels = _Suffixes(words)
         self._label = re.compile(_alternation(words))
         self._alternatives = _Suffixes(ALTERNATIVE_WORDS)
-        self._leads = _Suffixes((*LEAD_WORDS, *leads))
+        self._leads = _Suffixes((*LEAD_WORDS, *leads, *ALTERNATIVE_WORDS))
+        """Words after which an answer follows (the alternatives among them)."""
         self._right = re.compile(
             r"[\s*_`'\")\]}$]*(?:$|[.!?;,:)\]}|<=\-–—→(/]|" + _alternation((*FOLLOWERS, *followers)) + ")"
         )
@@ -134,14 +135,14 @@ class Places:
         """Whether the text before an answer (on its line; `bare`: without decoration) puts
         an answer after it: a mark (a tag, a box, a table cell, an arrow, the end of a
         sentence), an answer label, a lead word or an alternative word."""
-        for part in (before.rstrip(), bare, before.rstrip(_EMPHASIS)):
+        for part in {before.rstrip(), bare, before.rstrip(_EMPHASIS)}:
             if _marked(part):
                 return True
-            separator = _SEPARATOR.search(part)
-            if separator is not None and self._labels.end(part[: separator.start()]):
-                return True
-        words = bare.rstrip(" \t,:")
-        return self._leads.end(words) or self._alternatives.end(words)
+            if part.endswith(_SEPARATOR_ENDS):
+                separator = _SEPARATOR.search(part, max(0, len(part) - 12))
+                if separator is not None and self._labels.end(part[: separator.start()]):
+                    return True
+        return self._leads.end(bare.rstrip(" \t,:"))
 
     def _around(self, folded: str, start: int, end: int) -> tuple[str, str, str]:
         """(what precedes the token on its line, the same without trailing decoration, what
@@ -156,6 +157,7 @@ class Places:
 
 _CLAUSE = re.compile(r"[.!?;:,()\[\]{}<>|\n–—]")
 _SEPARATOR = re.compile(r"[\"'#]?\s*(?:[:=\-–—]|->)$")
+_SEPARATOR_ENDS = (":", "=", "-", "–", "—")
 """A label's separator, closing the text before a token ("Answer:", '"verdict":')."""
 _OPENING_TAG = re.compile(r"<[^<>/\n]{1,40}>$")
 _LATEX_BRACE = re.compile(r"\\[a-z]+\s*\{$")
@@ -177,7 +179,6 @@ def _marked(text: str) -> bool:
 
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-_LAST_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*$")
 
 
 class _Suffixes:
@@ -200,10 +201,11 @@ class _Suffixes:
             return True
         if not (text[-1].isalnum() or text[-1] in "'_"):
             return False
-        last = _LAST_WORD.search(text, max(0, len(text) - 24))
-        if last is None or (
-            last.group() not in self._last_words and last.group().replace("'", "") not in self._last_words
-        ):
+        start = len(text)
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "'"):
+            start -= 1
+        last = text[start:]
+        if last not in self._last_words and last.replace("'", "") not in self._last_words:
             return False  # the common case, at the cost of one short look
         words = _WORD.findall(text[-_TAIL:])
         for k in range(1, min(self._longest, len(words)) + 1):

@@ -10,10 +10,7 @@ denied score reads as nothing (the other four points remain).
 
 from __future__ import annotations
 
-import json
-import re
-
-from tests.families import NOTHING, Case, Container, Expression, Noise, compose, noises, patterns
+from tests.families import NOTHING, Case, Container, Expression, Noise, compose, noises, patterns, structured
 
 SCALE = {2: "Strong Agreement", 1: "Partial Agreement", 0: "Neutral / Unrelated", -1: "Partial Contradiction"}
 SCALE[-2] = "Strong Contradiction"
@@ -96,10 +93,6 @@ LABELS = (
 )
 
 
-def _json_value(x: Expression) -> str:
-    return x.text if re.fullmatch(r"-?[0-9]+", x.text) else json.dumps(x.text, ensure_ascii=False)
-
-
 def _label(x: Expression) -> str:
     return LABELS[sum(map(ord, x.text)) % len(LABELS)]
 
@@ -115,26 +108,9 @@ def containers() -> list[Container]:
         Container("label", lambda x: f"{_label(x)}: {x.text}"),
         Container("final score label", lambda x: f"**Final score:** {x.text}"),
         Container("sentence", lambda x: f"The score is {x.text}.", prose=True),
-        Container("boxed", lambda x: f"\\boxed{{{x.text}}}"),
-        Container("answer tag", lambda x: f"<answer>{x.text}</answer>"),
         Container("rating tag", lambda x: f"<rating>{x.text}</rating>"),
         Container("final_score tag", lambda x: f"<final_score>\n{x.text}\n</final_score>", block=True),
-        Container("nested tags", lambda x: f"<response><score>{x.text}</score></response>"),
-        Container("table row", lambda x: f"| Field | Value |\n|---|---|\n| Score | {x.text} |", block=True),
-        Container(
-            "table column",
-            lambda x: f"| Score | Reason |\n|---|---|\n| {x.text} | The cohort matches the claim. |",
-            block=True,
-        ),
-        Container("json", lambda x: f'{{"score": {_json_value(x)}}}'),
-        Container(
-            "function call",
-            lambda x: json.dumps(
-                {"name": "submit_score", "arguments": {"score": json.loads(_json_value(x))}},
-                ensure_ascii=False,
-            ),
-        ),
-        Container("heading", lambda x: f"## Score\n\n{x.text}", block=True),
+        *structured("Score", "score", "submit_score", "The cohort matches the claim."),
     ]
 
 

@@ -1,13 +1,8 @@
-"""The `medhal` reading on MedFact-Bench's generated reply families (`tests/medfact_bench/families.py`):
-precision on every case, recall per family stated.
-
-WHY (issue 31): a reader tuned to listed shapes fails on the next one; the families apply
-each rule of human reading to every answer form, container, language and decoration. The
-precision test is the one that matters for a reward: no generated reply is read as an
-answer other than the one a careful human reads (INVALID is allowed: it costs recall, not
-trust). Recall is stated per family below, as floors a change may raise, never lower
-without saying why. The whole corpus (about 185,000 replies) runs in `make test-slow`; a
-fixed sample of it, spread over every pattern and container, in `make test`.
+"""MedFact-Bench's generated reply families (`families.py` beside this file) read by the
+`medhal` reading: every score a careful human reads no other way (precision), and how many
+of the readable ones are read (recall, stated per pattern in `RECALL`). Why families: see
+`tests/families.py`. The 185,000 replies run in `make test-slow`, a spread sample in
+`make test`.
 """
 
 from __future__ import annotations
@@ -15,21 +10,20 @@ from __future__ import annotations
 import pytest
 
 from medfact_bench.replies import read_medhal
-from tests.families import Case, Outcome, judge, sample
+from tests.families import Case, check, judge, sample
 from tests.medfact_bench.families import corpus
 
-RECALL = {
-    # The share of replies a human reads an answer from that the reading reads, per
-    # commitment pattern, on the whole corpus (measured: 100% for each when written).
-    # "negated" has no readable case here: a denied score leaves four points.
-    "pattern plain": 0.99,
-    "pattern conditional, then chosen": 0.99,
-    "pattern restated, same": 0.99,
-    "pattern restated, other": 0.99,
-    "pattern hedged": 0.99,
-    "pattern corrected": 0.99,
-    "pattern repeated, same": 0.99,
-}
+PATTERNS_READ = (
+    "plain",
+    "conditional, then chosen",
+    "restated, same",
+    "restated, other",
+    "hedged",
+    "corrected",
+)
+RECALL = {f"pattern {name}": 0.99 for name in (*PATTERNS_READ, "repeated, same")}
+"""Recall floors per commitment pattern over the whole corpus (each measured at 100% when
+written). No "negated" floor: a denied score leaves four points, so no reply of it is readable."""
 SAMPLE = 1500
 
 CASES = corpus()
@@ -37,17 +31,6 @@ CASES = corpus()
 
 def read(case: Case) -> int | None:
     return read_medhal(case.reply)
-
-
-def check(outcome: Outcome) -> None:
-    wrong = "\n".join(
-        f"{c.id}: {c.reply!r} read {r!r}, a human reads {c.expected!r}" for c, r in outcome.wrong[:20]
-    )
-    assert not outcome.wrong, (
-        f"{len(outcome.wrong)} replies read as another answer than a human reads:\n{wrong}"
-    )
-    low = {f: round(outcome.recall(f), 3) for f, floor in RECALL.items() if outcome.recall(f) < floor}
-    assert not low, f"recall below the stated floor: {low}\n{outcome.table()}"
 
 
 def test_the_corpus_covers_every_family() -> None:
@@ -65,11 +48,11 @@ def test_the_corpus_covers_every_family() -> None:
 
 
 def test_precision_on_a_fixed_sample() -> None:
-    check(judge(sample(CASES, SAMPLE), read))
+    check(judge(sample(CASES, SAMPLE), read), RECALL)
 
 
 @pytest.mark.slow(reason="about 185,000 generated replies through the reader: two minutes on a quiet machine")
 def test_precision_on_the_whole_corpus() -> None:
     outcome = judge(CASES, read)
     print(outcome.table())
-    check(outcome)
+    check(outcome, RECALL)

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from medhallu.replies import FACTUAL, HALLUCINATED, NOT_SURE
-from tests.families import NOTHING, Case, Container, Expression, compose, noises, patterns
+from tests.families import NOTHING, Case, Container, Expression, compose, noises, patterns, structured
 
 OPPOSITE = {FACTUAL: HALLUCINATED, HALLUCINATED: FACTUAL, NOT_SURE: NOTHING}
 DIGIT = {FACTUAL: "0", HALLUCINATED: "1", NOT_SURE: "2"}
@@ -95,10 +95,6 @@ LABEL_WORDS = {
 }
 
 
-def _json_value(x: Expression) -> str:
-    return x.text if x.text.isascii() and x.text.isdigit() else json.dumps(x.text, ensure_ascii=False)
-
-
 def _boolean(x: Expression) -> str | None:
     if x.reading not in (FACTUAL, HALLUCINATED) or x.form not in ("digit", "word en"):
         return None
@@ -125,28 +121,11 @@ def containers() -> list[Container]:
         Container("label", lambda x: f"{LABEL_WORDS.get(x.language, 'Answer')}: {x.text}"),
         Container("final answer label", lambda x: f"**Final answer:** {x.text}"),
         Container("sentence", lambda x: f"The answer is {x.text}.", prose=True),
-        Container("boxed", lambda x: f"\\boxed{{{x.text}}}"),
-        Container("answer tag", lambda x: f"<answer>{x.text}</answer>"),
         Container("judgement tag", lambda x: f"<judgement>\n{x.text}\n</judgement>", block=True),
         Container("verdict tag", lambda x: f"<verdict>{x.text}</verdict>"),
-        Container("nested tags", lambda x: f"<response><final_answer>{x.text}</final_answer></response>"),
-        Container("table row", lambda x: f"| Field | Value |\n|---|---|\n| Verdict | {x.text} |", block=True),
-        Container(
-            "table column",
-            lambda x: f"| Verdict | Reason |\n|---|---|\n| {x.text} | Checked against the abstract. |",
-            block=True,
-        ),
         Container("ticked option row", _ticked, block=True),
-        Container("json", lambda x: f'{{"verdict": {_json_value(x)}}}'),
         Container("json boolean", _boolean),
-        Container(
-            "function call",
-            lambda x: json.dumps(
-                {"name": "submit_verdict", "arguments": {"judgement": json.loads(_json_value(x))}},
-                ensure_ascii=False,
-            ),
-        ),
-        Container("heading", lambda x: f"## Verdict\n\n{x.text}", block=True),
+        *structured("Verdict", "verdict", "submit_verdict", "Checked against the abstract."),
     ]
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from medhallu.replies import read_medhal
-from tests.families import Case, Outcome, judge, sample
+from tests.families import Case, check, judge, sample
 from tests.medhallu.families import corpus
 
 RECALL = {
@@ -39,17 +39,6 @@ def read(case: Case) -> str | None:
     return read_medhal(case.reply, case.options["not_sure_offered"])
 
 
-def check(outcome: Outcome) -> None:
-    wrong = "\n".join(
-        f"{c.id}: {c.reply!r} read {r!r}, a human reads {c.expected!r}" for c, r in outcome.wrong[:20]
-    )
-    assert not outcome.wrong, (
-        f"{len(outcome.wrong)} replies read as another answer than a human reads:\n{wrong}"
-    )
-    low = {f: round(outcome.recall(f), 3) for f, floor in RECALL.items() if outcome.recall(f) < floor}
-    assert not low, f"recall below the stated floor: {low}\n{outcome.table()}"
-
-
 def test_the_corpus_covers_every_family() -> None:
     """Thousands of replies, every pattern, container, language and noise present."""
     assert len(CASES) > 50_000
@@ -64,11 +53,11 @@ def test_the_corpus_covers_every_family() -> None:
 
 
 def test_precision_on_a_fixed_sample() -> None:
-    check(judge(sample(CASES, SAMPLE), read))
+    check(judge(sample(CASES, SAMPLE), read), RECALL)
 
 
 @pytest.mark.slow(reason="about 100,000 generated replies through the reader: a minute on a quiet machine")
 def test_precision_on_the_whole_corpus() -> None:
     outcome = judge(CASES, read)
     print(outcome.table())
-    check(outcome)
+    check(outcome, RECALL)

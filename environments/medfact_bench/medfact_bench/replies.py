@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from medhal.kit.commitment import MENTIONS_READ, Mention, committed
 from medhal.kit.positions import Intervals, Places, empty_spans, spread
-from medhal.kit.replies import after_reasoning, before_reasoning, boxed_all, last_of
+from medhal.kit.replies import after_reasoning, before_reasoning, boxed_all
 from medhal.kit.tables import answer_cells
 from medhal.kit.vocabulary import fold, phrases, terms, without_footnotes
 
@@ -162,8 +162,8 @@ _GLOSS = re.compile(
 dash or colon ("2 (Strong Agreement)", "-1 – contradice")."""
 _NUMBER_GLOSS = re.compile(r"[ \t*_`'\"]*[(\[][ \t]*([+-]?\d+(?:\.\d+)?)[ \t]*[)\]]")
 """A number in brackets after the scale's words ("Strong Agreement (2)")."""
-_SCORE_BLOCK = re.compile(r"<\s*score\s*>(.*?)<\s*/\s*score\s*>?", re.DOTALL)
 _OPEN_SCORE = re.compile(r"<\s*score\s*>")
+_CLOSE_SCORE = re.compile(r"<\s*/\s*score\s*>?")
 _TRAILING_NUMBER = re.compile(r"\s*[+-]?\d+(?:\.0+)?\s*")
 _NAMED_TAG = re.compile(
     r"<\s*(rating|final_score|answer|verdict|result)\s*>(.{0,400}?)<\s*/\s*\1\s*>", re.DOTALL
@@ -253,7 +253,7 @@ def _scale_words(folded: str, taken: list[Mention[int | None]]) -> list[Mention[
 def _stated(folded: str) -> list[tuple[int, int]]:
     """The places that state a score (score blocks, named tags, boxes, labels, headings), as
     (start, end) of what they hold: each must hold a readable score, or it is unreadable."""
-    places = [m.span(1) for m in _SCORE_BLOCK.finditer(folded)]
+    places = _score_blocks(folded)[0]
     places += [m.span(2) for m in _NAMED_TAG.finditer(folded)]
     places += [(start, end) for start, end, _ in boxed_all(folded)]
     places += [_label_value(folded, m.end()) for m in deque(_LABEL.finditer(folded), maxlen=_LABELS_READ)]
@@ -275,11 +275,31 @@ def _label_value(folded: str, at: int) -> tuple[int, int]:
     return below.end(), len(folded) if stop == -1 else stop
 
 
+def _score_blocks(folded: str) -> tuple[list[tuple[int, int]], re.Match[str] | None]:
+    """(the bodies of the `<score>…</score>` blocks, the opening tag left open after them):
+    each opening paired with the first closing tag after it, in one pass over both (a lazy
+    `<score>(.*?)</score>` search is quadratic on a reply of thousands of open tags)."""
+    closings = [(m.start(), m.end()) for m in _CLOSE_SCORE.finditer(folded)]
+    bodies: list[tuple[int, int]] = []
+    n = 0
+    position = 0
+    for opening in _OPEN_SCORE.finditer(folded):
+        if opening.start() < position:
+            continue
+        while n < len(closings) and closings[n][0] < opening.end():
+            n += 1
+        if n == len(closings):
+            return bodies, opening
+        bodies.append((opening.end(), closings[n][0]))
+        position = closings[n][1]
+    return bodies, None
+
+
 def _cut_off(folded: str) -> Mention[int | None] | None:
     """A `<score>` left open at the end with more than a number after it: cut off while
     stating the score (`<score>2 because the trial`), so what it states is unreadable."""
-    last_open = last_of(_OPEN_SCORE.finditer(folded))
-    if last_open is None or _SCORE_BLOCK.match(folded, last_open.start()):
+    last_open = _score_blocks(folded)[1]
+    if last_open is None:
         return None
     if _TRAILING_NUMBER.fullmatch(folded, last_open.end()):
         return None
