@@ -15,9 +15,10 @@ by, and reads an answer only when exactly one value is left:
   benchmark has one), and a possible or conditional mention of another value leaves no
   answer: when two readings are possible, there is none.
 
-The cues are words in the languages of `medhal.kit.vocabulary.LANGUAGES`. Everything is
-found in one pass over the text per cue kind, then looked up per mention by bisection,
-so the cost is linear in the reply plus log-linear in the number of mentions.
+The cues are words in the languages of `medhal.kit.vocabulary.LANGUAGES`. They are found
+once, from shortly before the first mention to the end of the text, in one pass over its
+words (`_scan`) and a few patterns, then looked up per mention by bisection: the cost is
+linear in the reply plus log-linear in the mentions (at most `MENTIONS_READ`).
 """
 
 from __future__ import annotations
@@ -83,8 +84,6 @@ _SENTENCE_END = re.compile(
 character outside ASCII, or after one, is a CJK `。` as `fold` writes it; a line break
 after a colon continues the sentence: "If the trial exists:\n0")."""
 
-_BUT = r"b(?<!anything\sb)(?<!nothing\sb)(?<!all\sb)(?<!\w.)ut(?!\w)"
-""""but", except in "anything but", "nothing but", "all but" (which deny or assert what follows)."""
 _CONTRAST_WORDS = (
     *("however", "though", "although", "yet", "pero", "sin embargo", "mais", "cependant", "aber"),
     *("jedoch", "mas", "porém", "ma", "però", "но", "однако", "لكن", "ولكن", "लेकिन", "但是", "但"),
@@ -308,9 +307,11 @@ shows, so it retracts only after "No"/"Wait"/...."""
 
 
 _KINDS = (
-    *("sentence", "clause", "negation", "raised", "after_negation", "unclear", "reported", "scope_end"),
-    *("possible", "possible_after", "condition", "choice", "revision", "final", "contrast"),
+    *("sentence", _CLAUSE_BREAK, _NEGATION, _RAISED, "after_negation", _UNCLEAR, _REPORTED, _SCOPE_END),
+    *(_POSSIBLE, _POSSIBLE_AFTER, _CONDITION, _CHOICE, _REVISION, _FINAL, _CONTRAST),
 )
+"""Every kind of cue `_scan` finds (the words of each registered by `_cue`; sentence ends and
+denials that follow what they deny found by pattern)."""
 _PUNCTUATION = re.compile(r"[,:()\[\]{}<>|\"`=—]| [-–] ")
 """Punctuation that ends a clause: brackets, quotes, colons, dashes between spaces."""
 _TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
@@ -505,17 +506,6 @@ class _Cues:
         low = max(0, mentions[0].start - _WINDOW) if mentions else len(text)
         retraction = _Places([m.span() for m in _RETRACTION.finditer(text, low)])
         return cls(text, _scan(text, low), retraction)
-
-
-def _merged(windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Overlapping (start, end) windows, given in order of start, merged."""
-    merged: list[tuple[int, int]] = []
-    for low, high in windows:
-        if merged and low <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
-        else:
-            merged.append((low, high))
-    return merged
 
 
 _MANY_WORDS = re.compile(r"\S+")

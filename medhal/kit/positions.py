@@ -232,8 +232,10 @@ def _listed(folded: str, token: str, at: int) -> bool:
     )
 
 
-_JOIN = re.compile(r"[\s*_`'\")\]]*(?:[,/|]|(?<!\w)(?:or|and|to)(?!\w))[\s*_`'\"(\[]*")
-"""What joins the members of a list of answers ("0, 1", "-2/-1", "1 or 2")."""
+_JOIN = re.compile(
+    r"[\s*_`'\")\]]*(?:[,/|](?:\s*(?:or|and)(?!\w))?|(?<!\w)(?:or|and|to)(?!\w))[\s*_`'\"(\[]*"
+)
+"""What joins the members of a list of answers ("0, 1", "-2/-1", "1 or 2", "0, 1, or 2")."""
 
 
 def spread(folded: str, spans: list[tuple[int, int]], answers: list[bool]) -> list[bool]:

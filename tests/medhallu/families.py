@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from medhallu.replies import FACTUAL, HALLUCINATED, NOT_SURE
-from tests.families import NOTHING, Case, Container, Expression, compose, noises, patterns, structured
+from tests.families import NOTHING, Case, Container, Expression, Noise, compose, noises, patterns, structured
 
 OPPOSITE = {FACTUAL: HALLUCINATED, HALLUCINATED: FACTUAL, NOT_SURE: NOTHING}
 DIGIT = {FACTUAL: "0", HALLUCINATED: "1", NOT_SURE: "2"}
@@ -146,7 +146,14 @@ def with_offer(case: Case, offered: bool) -> Case:
     )
 
 
+KEY_BEFORE = Noise(
+    "key echoed before",
+    lambda r: "Reply 0 if the answer is factual, 1 if it is hallucinated, 2 if unsure.\n\n" + r,
+)
+"""The prompt's key echoed before the reply: a definition, which changes no reading."""
+
+
 def corpus() -> list[Case]:
     """Every MedHallu case, with "not sure" offered, and again (every third) without."""
-    cases = list(compose(expressions(), containers(), patterns(), noises()))
+    cases = list(compose(expressions(), containers(), patterns(), [*noises(), KEY_BEFORE]))
     return [with_offer(c, True) for c in cases] + [with_offer(c, False) for c in cases[::3]]

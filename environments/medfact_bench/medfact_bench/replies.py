@@ -138,7 +138,7 @@ _PLACES = Places(
 )
 """Where a MedFact-Bench reply puts its score (`medhal.kit.positions`)."""
 _NUMBER = re.compile(
-    r"[-+0-9](?<![^\W_.][-+0-9])(?<![^\W_]_[-+0-9])(?:(?<=[-+])[0-9]+|(?<=[0-9])[0-9]*)(?:[.,][0-9]+)?"
+    r"[-+0-9](?<![^\W_][-+0-9])(?<!\.[-+0-9])(?<![^\W_]_[-+0-9])(?:(?<=[-+])[0-9]+|(?<=[0-9])[0-9]*)(?:[.,][0-9]+)?"
     r"[\u00bc-\u00be\u2150-\u215e]?(?![^\W_]|_[^\W_]|[.,][0-9])"
 )
 """A signed number, with its decimals or a vulgar fraction (read, then refused: 1.5, 1½);

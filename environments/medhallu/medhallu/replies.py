@@ -323,6 +323,7 @@ def mentions(text: str, vocabulary: Vocabulary = "digits") -> list[Mention[str]]
     found = _yes_no(folded, vocabulary)
     found += _digits(text, folded) if len(found) <= MENTIONS_READ else []
     found += _words(folded) if len(found) <= MENTIONS_READ else []
+    key = _key_spans(folded)
     # The key of a yes/no label ("Hallucination: no") names the question, not a verdict.
     excluded = Intervals(
         [
@@ -330,11 +331,15 @@ def mentions(text: str, vocabulary: Vocabulary = "digits") -> list[Mention[str]]
                 m.span(1)
                 for m in (_YES_NO.finditer(folded) if "hallucinat" in folded or "factual" in folded else ())
             ),
-            *_key_spans(folded),
+            *key,
             *answer_cells(folded, _PLACES.is_label)[1],
         ]
     )
-    return [m for m in found if m.start not in excluded]
+    # A reply that gives the prompt's key echoes its instructions: what comes before the key
+    # is the prompt's (its definitions of hallucination types, "might be fabricated"), and
+    # only what follows the key can be the model's verdict.
+    echoed = max((end for _, end in key), default=0)
+    return [m for m in found if m.start not in excluded and m.start >= echoed]
 
 
 def read_medhal(reply: str | None, not_sure_offered: bool, vocabulary: Vocabulary = "digits") -> str | None:
