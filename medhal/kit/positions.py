@@ -100,19 +100,19 @@ class Places:
     def holds(self, text: str, folded: str, start: int, end: int) -> bool:
         """Whether the token at [start, end) of `folded` (the `fold` of `text`) stands where a
         reply puts its answer: opening a tag or a box, or after an alternative word, whatever
-        follows; otherwise after a
-        line start, an answer label, a tag, a box, a table cell, an arrow,
-        the end of a sentence or a lead word, and followed by what ends an answer (a
-        capitalised word starts a new sentence: "0 The answer is ..."). A list item's number
-        ("1. The question ...", beside a 0. or 2. item) is not one."""
+        follows; otherwise after a line start, an answer label, a table cell, an arrow, the
+        end of a sentence or a lead word, and followed by what ends an answer (a capitalised
+        word starts a new sentence: "0 The answer is ..."). A list item's number ("1. The
+        question ...", beside a 0. or 2. item) and a reference mark ("[1] Smith et al.") are
+        not."""
+        tail = folded[max(0, start - _TAIL) : start]
+        if _opens_container(tail.rstrip(_EMPHASIS + "\n")):
+            return True
         line_end = folded.find("\n", end, end + _LINE)
         if not (
             self._right.match(folded, end, line_end if line_end != -1 else end + _LINE)
             or _SENTENCE_AFTER.match(text, end)
         ):
-            tail = folded[max(0, start - _TAIL) : start]
-            if _opens_container(tail.rstrip(_EMPHASIS + "\n")):
-                return True
             return self._alternatives.end(tail[tail.rfind("\n") + 1 :].rstrip(_DECORATION).rstrip(" \t,:"))
         before, bare, after = self._around(folded, start, end)
         if _REFERENCE.match(after) and folded[start - 1 : start] == "[":

@@ -396,7 +396,7 @@ def normalize(text: str) -> str:
     punctuation (`。`, `、`, `،`, `।`), curly quotes, unusual spaces and carriage returns
     (`\r\n` is `\n` after a space) as their ASCII forms.
     One character for one, so a position in the result is the same position in `text`."""
-    return text if text.isascii() else text.translate(_translation())
+    return text if text.isascii() and "\r" not in text else text.translate(_translation())
 
 
 _FOOTNOTE = re.compile(

@@ -235,6 +235,7 @@ def test_the_longest_word_wins_at_a_place() -> None:
         ("उत्तर: 1।", "उत्तर: 1."),
         ("الإجابة، ١", "الإجابة, 1"),
         ("plain ascii", "plain ascii"),
+        ("crlf\r\nlines", "crlf \nlines"),
     ],
 )
 def test_normalize_is_one_for_one(text: str, normal: str) -> None:
