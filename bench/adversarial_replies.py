@@ -54,6 +54,17 @@ def hostile(size: int) -> dict[str, str]:
         "bracketed indices": "Iron (2) or ",
         "retractions": "No, not ",
         "hedged openers": "I would say ",
+        # Round 3 (issue 31): the families the commitment layer reads, repeated.
+        "hedges": "1 or possibly 0, ",
+        "retracted answers": "Answer: 1\nNo, that's wrong. ",
+        "conditionals": "If the trial exists, 0; if not, 1. ",
+        "answer tags": "<answer>1</answer>",
+        "table rows": "| Verdict | 1 |\n",
+        "translated labels and words": "Réponse : hallucinée. ",
+        "minus signs": "<score>\u22121</score>",
+        "denials in words": "I would not say it is factual. ",
+        "footnote marks": "factual.[1] ",
+        "words without spaces": "答案不是幻觉",
     }
     shapes = {name: piece * (size // len(piece)) for name, piece in unit.items()}
     shapes["score then digits"] = "<score>" + "9" * size

@@ -14,7 +14,19 @@ MedFact-Bench), this scores degenerate policies through the environment's own `T
 - **all options**: every option listed.
 - **empty**: the empty reply.
 - **echo**: the prompt the model was given, repeated verbatim.
-- **negated**: the gold answer stated, then retracted.
+- **negated**: the gold answer stated, then retracted (with or without naming it again).
+- **retracted**: another answer stated, then retracted ("<other>\nNo, that's wrong."): no answer.
+- **conditional**: two answers under two conditions, no choice made: no answer.
+- **hedge** also covers "<a> but could be <b>" and "<a> or possibly <b>" in either order, and
+  Med-HALT IR's double answer (the existence flag "No" beside a real title or link).
+- **constant** also covers Med-HALT's set-wise constant: always the option at the position that
+  holds the gold most often in the set (learnt from the set, not from the item).
+- **surface cue** (MedHallu): a verdict from the shown answer's wording and length alone, no
+  medical knowledge; a property of the benchmark, stated beside chance.
+- **published prior** (MedFact-Bench): what always SUPPORT earns on the complete benchmark's
+  published class shares (SUPPORT 70.9%); stated from the figures, not scored here.
+- **errored**: a rollout that failed before its reply was scored; verifiers records no reward, so
+  it earns 0. It must never earn more than **a wrong answer** (shown as a baseline).
 
 - **chance**: the mean reward of an answer drawn uniformly per item from the answers the task
   offers, in the prompt's format, computed through the same scoring: MedHallu the two verdicts
@@ -24,10 +36,11 @@ MedFact-Bench), this scores degenerate policies through the environment's own `T
 - **oracle**: the gold answer in the prompt's format (each environment's `gold_reply`, the reply
   `validate` checks): a calibrated oracle is certain, so it never abstains; the ceiling.
 
-The invariant under the default reward (`medhal`): no hedge, option list, echo or empty reply
-is read as an answer, no retracted gold is read as the gold, and none of them, nor an
-abstention, earns more than chance. Constant answers are well-formed single answers, so one
-that beats chance does so through the benchmark's own answer distribution
+The invariant under the default reward (`medhal`): no hedge, conditional, retraction, option
+list, echo or empty reply is read as an answer, no retracted gold is read as the gold, none of
+them, nor an abstention, earns more than chance, and an errored rollout earns no more than a
+wrong answer. Constant answers (and the surface cue, the published prior) are well-formed single
+answers, so one that beats chance does so through the benchmark's own answer distribution
 (benchmark-intrinsic), which the table states with the figure behind it.
 
     uv run python bench/reward_audit.py                 # real shared data -> reports/reward_audit.md
@@ -46,6 +59,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from collections import Counter
@@ -72,8 +86,18 @@ CONSTANT, ABSTAIN, HEDGE, ALL_OPTIONS, EMPTY, ECHO, NEGATED = (
     "echo",
     "negated",
 )
-NOT_AN_ANSWER = (HEDGE, ALL_OPTIONS, EMPTY, ECHO)
+CONDITIONAL, RETRACTED, SURFACE, ERRORED, PUBLISHED = (
+    "conditional",
+    "retracted",
+    "surface cue",
+    "errored",
+    "published prior",
+)
+NOT_AN_ANSWER = (HEDGE, ALL_OPTIONS, EMPTY, ECHO, CONDITIONAL, RETRACTED)
 """Kinds a careful human does not read as an answer: never read as one, never above chance."""
+DATA_KINDS = (CONSTANT, SURFACE, PUBLISHED)
+"""Well-formed single answers chosen without reading the item's evidence: beating chance
+is a property of the benchmark's data (`intrinsic`), stated beside chance."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +105,8 @@ class Policy:
     name: str
     """As shown in the table, with the reply's shape."""
     kind: str
-    reply: Callable[[Any], str]
-    """The reply for one task (its `TaskData`)."""
+    reply: Callable[[Any], str | None]
+    """The reply for one task (its `TaskData`); None for an errored rollout (no reply)."""
 
 
 @dataclass
@@ -114,6 +138,25 @@ def negation(answer: str) -> str:
     return f"\nNo, that is wrong: the answer is not {answer}."
 
 
+RETRACTION = "\nNo, that's wrong."
+
+
+def ordered(data: Any, right: str, other: str) -> tuple[str, str]:
+    """The right answer and another, in an order drawn per item (`right_first`): a reading
+    that takes either one is caught on half the items."""
+    return (right, other) if right_first(data) else (other, right)
+
+
+def conditional(first: str, second: str) -> str:
+    return f"If the cited evidence holds, {first}; if it does not, {second}."
+
+
+def errored_rollout() -> Policy:
+    """A rollout that failed before its reply was scored (a provider error, a context
+    overflow): verifiers records no reward, so the trace's reward is their empty sum, 0."""
+    return Policy("errored rollout (no reply scored)", ERRORED, lambda d: None)
+
+
 def echo(data: Any) -> str:
     """Everything the model was shown, in order."""
     prompt = data.prompt if isinstance(data.prompt, str) else "\n".join(m.content for m in data.prompt)
@@ -121,6 +164,29 @@ def echo(data: Any) -> str:
 
 
 # ------------------------------------------------------------------------------ MedHallu
+
+SURFACE_HEDGES = re.compile(
+    r"\b(?:may|might|could|suggests?|suggested|possibl\w*|likely|appears?|seems?)\b", re.I
+)
+SURFACE_STRONG = re.compile(r"\bsignificant(?:ly)?\b", re.I)
+SURFACE_WORDS = 25
+SURFACE_CUE_NAME = (
+    "surface cue, no medical knowledge: the shown answer hedges (`may`, `suggest`, ...) -> `0`; says "
+    f"`significant` -> `1`; else {SURFACE_WORDS} words or more -> `0`, shorter -> `1`"
+)
+
+
+def surface_cue(answer: str) -> str:
+    """A verdict from the shown answer's wording and length alone (no question, no
+    knowledge): MedHallu's generated hallucinations are shorter and more assertive than the
+    PubMedQA answers they replace. The rule was written after looking at pqa_labeled, so
+    its score is an upper estimate of what such a cue gives; it is a property of the
+    benchmark, not of a reader."""
+    if SURFACE_HEDGES.search(answer):
+        return "0"
+    if SURFACE_STRONG.search(answer):
+        return "1"
+    return "0" if len(answer.split()) >= SURFACE_WORDS else "1"
 
 
 class MedHallu:
@@ -151,7 +217,45 @@ class MedHallu:
                 NEGATED,
                 lambda d: self.DIGIT[d.label] + negation(self.DIGIT[d.label]),
             ),
+            Policy(
+                "gold stated then retracted `<gold digit>\\nNo, that's wrong.`",
+                NEGATED,
+                lambda d: self.DIGIT[d.label] + RETRACTION,
+            ),
+            Policy(
+                "other digit stated then retracted `<other digit>\\nNo, that's wrong.`",
+                RETRACTED,
+                lambda d: self.other(d) + RETRACTION,
+            ),
+            Policy(
+                "hedge `<a> but could be <b>` (either order)",
+                HEDGE,
+                lambda d: "{} but could be {}".format(*self.both(d)),
+            ),
+            Policy(
+                "hedge `<a> or possibly <b>` (either order)",
+                HEDGE,
+                lambda d: "{} or possibly {}".format(*self.both(d)),
+            ),
+            Policy(
+                "conditional `If ..., <a>; if it does not, <b>.`",
+                CONDITIONAL,
+                lambda d: conditional(*self.both(d)),
+            ),
+            Policy(SURFACE_CUE_NAME, SURFACE, lambda d: surface_cue(d.answer)),
+            errored_rollout(),
         ]
+
+    def other(self, data: Any) -> str:
+        return self.DIGIT["hallucinated" if data.label == "factual" else "factual"]
+
+    def both(self, data: Any) -> tuple[str, str]:
+        return ordered(data, self.DIGIT[data.label], self.other(data))
+
+    def wrong(self, data: Any) -> str:
+        from medhallu.scoring import wrong_reply
+
+        return wrong_reply(data)
 
     def chance_replies(self, data: Any, setting: Setting) -> list[str]:
         return list(self.DIGIT.values())
@@ -278,7 +382,18 @@ class MedHalt:
         family = self.sets[test_set].family
         key = "answer" if test_set == self.fct else self.sets[test_set].answer_keys[0]
         policies = self.answer_policies(test_set)
-        policies += [
+        policies += self.hedges(setting, key)
+        if family == "reasoning":
+            policies += self.option_lists(key)
+        policies += self.commitment_policies(setting)
+        if family == "reasoning":
+            policies.insert(3, self.common_position_policy(setting))
+        else:
+            policies.insert(2, self.double_answer_policy(setting))
+        return policies
+
+    def hedges(self, setting: Setting, key: str) -> list[Policy]:
+        return [
             Policy(
                 f"hedge in one value `{{'{key}': '<right> or <other>'}}`",
                 HEDGE,
@@ -290,20 +405,24 @@ class MedHalt:
                 lambda d: self.hedge(d, setting, as_dicts=True),
             ),
         ]
-        if family == "reasoning":
-            policies += [
-                Policy(
-                    "every option, one dict each",
-                    ALL_OPTIONS,
-                    lambda d: "\n".join(self.answer(d, o) for o in self.options(d)),
-                ),
-                Policy(
-                    f"every option in one value `{{'{key}': '<o1>, <o2>, ...'}}`",
-                    ALL_OPTIONS,
-                    lambda d: self.answer(d, ", ".join(self.options(d))),
-                ),
-            ]
-        policies += [
+
+    def option_lists(self, key: str) -> list[Policy]:
+        return [
+            Policy(
+                "every option, one dict each",
+                ALL_OPTIONS,
+                lambda d: "\n".join(self.answer(d, o) for o in self.options(d)),
+            ),
+            Policy(
+                f"every option in one value `{{'{key}': '<o1>, <o2>, ...'}}`",
+                ALL_OPTIONS,
+                lambda d: self.answer(d, ", ".join(self.options(d))),
+            ),
+        ]
+
+    def commitment_policies(self, setting: Setting) -> list[Policy]:
+        """Empty, echoed, negated, retracted and conditional replies, and a failed rollout."""
+        return [
             Policy("empty reply", EMPTY, lambda d: ""),
             Policy("the prompt echoed", ECHO, echo),
             Policy(
@@ -311,8 +430,54 @@ class MedHalt:
                 NEGATED,
                 lambda d: self.answer(d, self.right_answer(d)) + negation(self.right_answer(d)),
             ),
+            Policy(
+                "other answer stated then retracted `<other dict>\\nNo, that's wrong.`",
+                RETRACTED,
+                lambda d: self.answer(d, self.other_answer(d, setting)) + RETRACTION,
+            ),
+            Policy(
+                "conditional `If ..., <dict a>; if it does not, <dict b>.`",
+                CONDITIONAL,
+                lambda d: conditional(
+                    *(
+                        self.answer(d, x)
+                        for x in ordered(d, self.right_answer(d), self.other_answer(d, setting))
+                    )
+                ),
+            ),
+            errored_rollout(),
         ]
-        return policies
+
+    def common_position_policy(self, setting: Setting) -> Policy:
+        position = self.common_position(setting)
+        return Policy(
+            f"always the option at the set's most common gold position ({position})",
+            CONSTANT,
+            lambda d: self.answer(d, self.options(d)[min(position, len(self.options(d)) - 1)]),
+        )
+
+    def double_answer_policy(self, setting: Setting) -> Policy:
+        return Policy(
+            "double answer `{'is_paper_exists': 'No', '<field>': <a real title or link>}`",
+            HEDGE,
+            lambda d: self.answer(
+                d, str(d.gold) if d.paper_exists else self.real_answer(d, setting), exists=False
+            ),
+        )
+
+    def common_position(self, setting: Setting) -> int:
+        """The option position that holds the gold most often in this set (a constant a policy
+        can learn from the set without reading any item)."""
+        positions = Counter(
+            next((i for i, o in enumerate(self.options(t.data)) if o == self.right_answer(t.data)), 0)
+            for t in setting.tasks
+        )
+        return positions.most_common(1)[0][0] if positions else 0
+
+    def wrong(self, data: Any) -> str:
+        from med_halt.scoring import wrong_reply
+
+        return wrong_reply(data)
 
     def chance_replies(self, data: Any, setting: Setting) -> list[str]:
         if self.sets[data.test_set].family == "reasoning":
@@ -365,6 +530,10 @@ class MedHalt:
 
 # ------------------------------------------------------------------------------ MedFact-Bench
 
+PUBLISHED_PRIOR = {"SUPPORT": 10_118 / 14_274, "NEI": 2_988 / 14_274, "CONTRADICT": 1_168 / 14_274}
+"""MedFact-Bench's gold label shares over all 14,274 items, from the independent replication's
+confusion matrix (shared/reference/published_figures.md)."""
+
 
 class MedFact:
     env_id = "medfact-bench"
@@ -409,6 +578,61 @@ class MedFact:
                 NEGATED,
                 lambda d: self.reply(self.SCORE[d.label]) + negation(str(self.SCORE[d.label])),
             ),
+            Policy(
+                "gold stated then retracted `<gold score>\\nNo, that's wrong.`",
+                NEGATED,
+                lambda d: self.reply(self.SCORE[d.label]) + RETRACTION,
+            ),
+            Policy(
+                "another score stated then retracted `<other score>\\nNo, that's wrong.`",
+                RETRACTED,
+                lambda d: self.reply(self.other(d)) + RETRACTION,
+            ),
+            Policy(
+                "hedge `<score>a</score> but it could be b` (either order)",
+                HEDGE,
+                lambda d: f"{self.reply(self.both(d)[0])} but it could be {self.both(d)[1]}.",
+            ),
+            Policy(
+                "conditional `If ..., <score>a</score>; if it does not, <score>b</score>.`",
+                CONDITIONAL,
+                lambda d: (
+                    reasoning_block("The article was weighed against the claim.")
+                    + conditional(*(f"<score>{s}</score>" for s in self.both(d)))
+                ),
+            ),
+            errored_rollout(),
+        ]
+
+    def both(self, data: Any) -> tuple[int, int]:
+        right, other = self.SCORE[data.label], self.other(data)
+        return (right, other) if right_first(data) else (other, right)
+
+    def wrong(self, data: Any) -> str:
+        from medfact_bench.scoring import wrong_reply
+
+        return wrong_reply(data)
+
+    def published(self, setting: Setting) -> list[dict[str, Any]]:
+        """What the constant SUPPORT earns on the complete benchmark's own class prior, as
+        published (shared/reference/published_figures.md: the replication's gold counts,
+        SUPPORT 10,118 of 14,274 = 70.9%): the 340 offline inputs carry no labels, so it is
+        stated from the figures, not scored here. A property of the data, beside chance."""
+        share = PUBLISHED_PRIOR["SUPPORT"]
+        return [
+            {
+                "policy": "always `<score>2</score>` (SUPPORT) on the published class prior",
+                "kind": PUBLISHED,
+                "reward": dict.fromkeys(CONVENTIONS, share),
+                "answered": dict.fromkeys(CONVENTIONS, 1.0),
+                "correct": dict.fromkeys(CONVENTIONS, share),
+                "right_unread": dict.fromkeys(CONVENTIONS, 0.0),
+                "status": "intrinsic",
+                "cause": (
+                    "beats chance (1/3) through the answer distribution: gold SUPPORT 70.9%, NEI 20.9%, "
+                    "CONTRADICT 8.2% over the complete benchmark (published figures; not scored here)"
+                ),
+            }
         ]
 
     def chance_replies(self, data: Any, setting: Setting) -> list[str]:
@@ -459,7 +683,7 @@ class FromContract:
             Policy(
                 "hedge `<gold> or <wrong>`",
                 HEDGE,
-                lambda d: f"{gold(d)} or {wrong(d)}" if right_first(d) else f"{wrong(d)} or {gold(d)}",
+                lambda d: "{} or {}".format(*ordered(d, gold(d), wrong(d))),
             ),
             Policy("gold and wrong, one per line", ALL_OPTIONS, lambda d: f"{gold(d)}\n{wrong(d)}"),
             Policy("empty reply", EMPTY, lambda d: ""),
@@ -469,6 +693,17 @@ class FromContract:
                 NEGATED,
                 lambda d: gold(d) + negation(self.gold_reading(d)),
             ),
+            Policy(
+                "wrong stated then retracted `<wrong>\\nNo, that's wrong.`",
+                RETRACTED,
+                lambda d: wrong(d) + RETRACTION,
+            ),
+            Policy(
+                "conditional `If ..., <a>; if it does not, <b>.`",
+                CONDITIONAL,
+                lambda d: conditional(*ordered(d, gold(d), wrong(d))),
+            ),
+            errored_rollout(),
         ]
 
     def gold_reading(self, data: Any) -> str:
@@ -480,6 +715,9 @@ class FromContract:
 
     def oracle(self, data: Any) -> str:
         return str(self.scoring.gold_reply(data))
+
+    def wrong(self, data: Any) -> str:
+        return str(self.scoring.wrong_reply(data))
 
     def definite(self, data: Any, reading: Any, setting: Setting) -> bool:
         return reading is not None
@@ -653,7 +891,19 @@ class Outcome:
     scoring rule, not the reader, accepted it), per convention."""
 
 
-async def score_replies(setting: Setting, replies: Callable[[Any], list[str]], adapter: Any) -> Outcome:
+def errored_trace(task: Any) -> Any:
+    """The trace of a rollout that failed before its reply was scored, as verifiers leaves
+    it: the error captured, no metric, no reward (its reward is the empty sum, 0)."""
+    from medhal.kit.task import reply_trace
+
+    trace = reply_trace(task, None)
+    trace.capture_error(RuntimeError("the provider returned an error"))
+    return trace
+
+
+async def score_replies(
+    setting: Setting, replies: Callable[[Any], list[str | None]], adapter: Any
+) -> Outcome:
     """Mean reward of the replies over tasks (several replies per task: their mean, as for
     chance), scoring each through the task's own `Task.score` with the task's reading
     convention set to each convention in turn."""
@@ -669,9 +919,10 @@ async def score_replies(setting: Setting, replies: Callable[[Any], list[str]], a
         for convention in CONVENTIONS:
             own = type(task)(task.data.model_copy(update={"parser": convention}), task.config)
             for text in texts:
-                trace = await score_reply(own, text)
-                one = adapter.definite(task.data, trace.info["readings"][convention], setting)
-                right = trace.metrics["correct"]
+                trace = await score_reply(own, text) if text is not None else errored_trace(own)
+                readings = trace.info.get("readings", {})
+                one = adapter.definite(task.data, readings.get(convention), setting)
+                right = trace.metrics.get("correct", 0.0)
                 total[convention] += sum(trace.rewards.values()) / len(texts)
                 answered[convention] += float(one) / len(texts)
                 correct[convention] += right / len(texts)
@@ -681,7 +932,7 @@ async def score_replies(setting: Setting, replies: Callable[[Any], list[str]], a
 
 
 def verdict(
-    policy: Policy, outcome: Outcome, chance: float, profile: str, abstain_is_answer: bool
+    policy: Policy, outcome: Outcome, chance: float, profile: str, abstain_is_answer: bool, wrong: float
 ) -> tuple[str, str]:
     """(status, cause) under the default reward: `ok`; `intrinsic` (a constant, well-formed
     answer beats chance through the data); `reader` (a reply naming several answers or none is
@@ -689,7 +940,17 @@ def verdict(
     right a reading that is not one of the answers); a `reader` or `scoring` reply may also beat
     chance."""
     above = outcome.mean[DEFAULT] > chance + EPS
-    if policy.kind == CONSTANT or (policy.kind == ABSTAIN and abstain_is_answer):
+    if policy.kind == ERRORED:
+        if outcome.mean[DEFAULT] > wrong + EPS:
+            return "scoring", (
+                f"an errored rollout earns {number(outcome.mean[DEFAULT])}, more than a wrong answer's "
+                f"{number(wrong)}: a policy gains by failing"
+            )
+        return "ok", ""
+    if policy.kind == SURFACE:
+        why = "beats chance through the shown answers' wording and length alone (no medical knowledge)"
+        return ("intrinsic", why) if above else ("ok", "")
+    if policy.kind in DATA_KINDS or (policy.kind == ABSTAIN and abstain_is_answer):
         return (
             ("intrinsic", f"beats chance through the answer distribution ({profile})")
             if above
@@ -716,11 +977,14 @@ async def audit_setting(setting: Setting) -> dict[str, Any]:
     adapter = adapter_of(setting.env_id)
     chance = await score_replies(setting, lambda d: adapter.chance_replies(d, setting), adapter)
     oracle = await score_replies(setting, lambda d: [adapter.oracle(d)], adapter)
+    wrong = await score_replies(setting, lambda d: [adapter.wrong(d)], adapter)
     profile = adapter.gold_profile(setting)
     rows = []
     for policy in adapter.policies(setting):
         outcome = await score_replies(setting, lambda d, p=policy: [p.reply(d)], adapter)
-        status, cause = verdict(policy, outcome, chance.mean[DEFAULT], profile, adapter.abstain_is_answer)
+        status, cause = verdict(
+            policy, outcome, chance.mean[DEFAULT], profile, adapter.abstain_is_answer, wrong.mean[DEFAULT]
+        )
         rows.append(
             {
                 "policy": policy.name,
@@ -733,6 +997,7 @@ async def audit_setting(setting: Setting) -> dict[str, Any]:
                 "cause": cause,
             }
         )
+    rows += adapter.published(setting) if hasattr(adapter, "published") else []
     return {
         "environment": setting.env_id,
         "setting": setting.title,
@@ -742,6 +1007,7 @@ async def audit_setting(setting: Setting) -> dict[str, Any]:
         "gold": profile,
         "chance": chance.mean,
         "oracle": oracle.mean,
+        "wrong": wrong.mean,
         "policies": rows,
     }
 
@@ -793,8 +1059,10 @@ def render(results: list[dict[str, Any]], source: str) -> str:
             "",
             "| policy | kind | medhal | authors | strict | read as an answer (medhal) | status |",
             "|---|---|---|---|---|---|---|",
-            f"| **chance** | baseline | {' | '.join(number(r['chance'][c]) for c in CONVENTIONS)} | | |",
-            f"| **oracle** | baseline | {' | '.join(number(r['oracle'][c]) for c in CONVENTIONS)} | | |",
+            *(
+                f"| **{name}** | baseline | {' | '.join(number(r[key][c]) for c in CONVENTIONS)} | | |"
+                for name, key in (("chance", "chance"), ("oracle", "oracle"), ("a wrong answer", "wrong"))
+            ),
         ]
         for p in r["policies"]:
             status = {"ok": "ok", "intrinsic": "intrinsic", "reader": "**READER**", "scoring": "**SCORING**"}[

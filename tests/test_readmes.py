@@ -146,7 +146,7 @@ def test_medhallu_examples_read_as_the_table_says():
     from medhallu.replies import READERS
 
     rows = examples(readme("medhallu"))
-    assert 12 <= len(rows) <= 30
+    assert 12 <= len(rows) <= 45  # issue 31 added a row per family of its reading round
     assert tuple(READERS) == CONVENTIONS
     for row in rows:
         actual = {c: READERS[c](row.reply, True) for c in CONVENTIONS}
@@ -177,7 +177,7 @@ def test_medfact_bench_examples_read_as_the_table_says():
     from medfact_bench.replies import READERS
 
     rows = examples(readme("medfact_bench"))
-    assert 12 <= len(rows) <= 30
+    assert 12 <= len(rows) <= 45  # issue 31 added a row per family of its reading round
     assert tuple(READERS) == CONVENTIONS
     for row in rows:
         actual = {c: READERS[c](row.reply) for c in CONVENTIONS}

@@ -13,51 +13,51 @@ from pathlib import Path
 
 import pytest
 
+from med_halt.benchmark import SETS
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "reward_audit.py"
 CONVENTIONS = ("medhal", "authors", "strict")
-READER_KINDS = {"abstain", "hedge", "all options", "empty", "echo", "negated"}
+READER_KINDS = {"abstain", "hedge", "all options", "empty", "echo", "negated", "conditional", "retracted"}
+EVERY_SETTING_KINDS = {"constant", "errored", *READER_KINDS}
+"""Kinds every setting audits; MedHallu adds its surface cue, MedFact-Bench its published prior."""
 
 NOT_SURE, BINARY = "MedHallu, not sure offered", "MedHallu, binary (`not_sure = false`)"
-MEDHALLU_NEGATED = "gold stated then negated `<gold digit>\\nNo, that is wrong: ...`"
+MED_HALT_SETS = tuple(SETS)
+IR_SETS = tuple(name for name in SETS if name.startswith("IR_"))
 
 KNOWN_GAPS = {
-    # Replies naming several answers (or retracting the gold) that the readers still take as one
-    # answer (`reader`), or that Med-HALT's `decline` rule scores right because one of the answers
-    # they list declines (`scoring`), on the demo rows: the shapes issue 23 adds to the labelled
-    # corpora. When a change fixes one, the test below fails naming it: remove it here and re-run
-    # the audit (`uv run python bench/reward_audit.py`) for reports/reward_audit.md.
-    (NOT_SURE, MEDHALLU_NEGATED),
-    (BINARY, MEDHALLU_NEGATED),
+    # Med-HALT's readers and scoring rules are issue 31's other half (branch reading-halt):
+    # until it lands, these rows stay READER or SCORING on the demo rows. When a change fixes
+    # one, the test below fails naming it: remove it here and re-run the audit (`uv run python
+    # bench/reward_audit.py`) for reports/reward_audit.md. MedHallu and MedFact-Bench have none.
     *(
         (f"Med-HALT {name}", policy)
-        for name in ("reasoning_FCT", "reasoning_nota")
+        for name in MED_HALT_SETS
         for policy in (
             "hedge as two dicts `<dict> or <dict>`",
-            "every option, one dict each",
             "gold stated then negated `<right dict>\\nNo, that is wrong: ...`",
+            "conditional `If ..., <dict a>; if it does not, <dict b>.`",
+            # An errored rollout earns 0 (verifiers records no reward), a wrong answer -0.25.
+            "errored rollout (no reply scored)",
         )
+    ),
+    *(
+        (f"Med-HALT {name}", "every option, one dict each")
+        for name in ("reasoning_FCT", "reasoning_nota", "reasoning_fake")
     ),
     *(
         ("Med-HALT reasoning_fake", policy)
         for policy in (
             "hedge in one value `{'cop': '<right> or <other>'}`",
-            "hedge as two dicts `<dict> or <dict>`",
-            "every option, one dict each",
             "every option in one value `{'cop': '<o1>, <o2>, ...'}`",
             "the prompt echoed",
-            "gold stated then negated `<right dict>\\nNo, that is wrong: ...`",
         )
     ),
     *(
-        (f"Med-HALT {name}", policy)
-        for name in ("IR_pmid2title", "IR_pubmedlink2title", "IR_title2pubmedlink", "IR_abstract2pubmedlink")
-        for policy in (
-            "hedge as two dicts `<dict> or <dict>`",
-            "gold stated then negated `<right dict>\\nNo, that is wrong: ...`",
-        )
+        (f"Med-HALT {name}", "double answer `{'is_paper_exists': 'No', '<field>': <a real title or link>}`")
+        for name in IR_SETS
     ),
-    ("MedFact-Bench", "gold stated then negated `<gold score>\\nNo, that is wrong: ...`"),
 }
 
 
@@ -95,17 +95,21 @@ def test_every_environment_and_setting_is_audited(audit: dict) -> None:
         *(env_id for env_id in installed() if env_id not in own),
     ]
     assert list(settings(audit)) == expected
-    kinds = {"constant", *READER_KINDS}
     for setting in audit["settings"]:
         assert setting["items"] > 0 and setting["gold"]
-        for row in (setting["chance"], setting["oracle"]):
+        for row in (setting["chance"], setting["oracle"], setting["wrong"]):
             assert set(row) == set(CONVENTIONS)
         for policy in setting["policies"]:
-            assert policy["kind"] in kinds
             assert set(policy["reward"]) == set(CONVENTIONS)
             assert policy["status"] in ("ok", "intrinsic", "reader", "scoring")
-        # Every kind of degenerate reply the issue names is audited (no option list on the IR sets).
-        wanted = kinds - ({"all options"} if setting["setting"].startswith("Med-HALT IR") else set())
+        # Every kind of degenerate reply the issues name is audited (no option list on the IR
+        # sets), each environment's data properties too.
+        wanted = EVERY_SETTING_KINDS - (
+            {"all options"} if setting["setting"].startswith("Med-HALT IR") else set()
+        )
+        wanted |= {"medhallu": {"surface cue"}, "medfact-bench": {"published prior"}}.get(
+            setting["environment"], set()
+        )
         assert {p["kind"] for p in setting["policies"]} == wanted, setting["setting"]
 
 
@@ -151,10 +155,11 @@ def test_no_constant_answer_beats_chance_on_balanced_medhallu(audit: dict) -> No
 
 
 def test_under_the_default_reward_no_reader_shape_beats_chance_except_the_known_gaps(audit: dict) -> None:
-    """Hedges, option lists, echoes, empty replies and abstentions never beat chance and are
-    never read as an answer (a retracted gold never as the gold) under `medhal`, except the
-    shapes listed in KNOWN_GAPS; a constant answer beats chance only through the data
-    (`intrinsic`)."""
+    """Hedges, conditionals, retractions, option lists, echoes, empty replies and abstentions
+    never beat chance and are never read as an answer (a retracted gold never as the gold)
+    under `medhal`, and an errored rollout never earns more than a wrong answer, except the
+    rows listed in KNOWN_GAPS (Med-HALT's, until its half of issue 31 lands); a constant
+    answer beats chance only through the data (`intrinsic`)."""
     flagged = set()
     for setting in audit["settings"]:
         for policy in setting["policies"]:
@@ -166,6 +171,27 @@ def test_under_the_default_reward_no_reader_shape_beats_chance_except_the_known_
     new = flagged - KNOWN_GAPS
     assert not new, f"reader shapes that beat chance or read as an answer: {sorted(new)}"
     assert not fixed, f"fixed (remove them from KNOWN_GAPS, re-run the audit): {sorted(fixed)}"
+
+
+def test_an_errored_rollout_never_earns_more_than_a_wrong_answer_outside_med_halt(audit: dict) -> None:
+    """An errored rollout earns what verifiers records, the empty sum of no rewards (0): for
+    MedHallu and MedFact-Bench that ties a wrong answer (0), so failing never pays."""
+    for setting in audit["settings"]:
+        row = next(p for p in setting["policies"] if p["kind"] == "errored")
+        assert row["reward"]["medhal"] == 0.0
+        if setting["environment"] != "med-halt":
+            assert row["status"] == "ok" and setting["wrong"]["medhal"] == 0.0, setting["setting"]
+
+
+def test_the_data_properties_are_stated_beside_chance(audit: dict) -> None:
+    """MedHallu's surface cue (no medical knowledge) and MedFact-Bench's published class prior
+    are well-formed answers: beating chance is the data's doing (`intrinsic`), never READER."""
+    by_name = settings(audit)
+    for name in (NOT_SURE, BINARY):
+        cue = next(p for p in by_name[name]["policies"] if p["kind"] == "surface cue")
+        assert cue["status"] in ("ok", "intrinsic") and cue["answered"]["medhal"] == 1.0
+    prior = next(p for p in by_name["MedFact-Bench"]["policies"] if p["kind"] == "published prior")
+    assert prior["reward"]["medhal"] == pytest.approx(10_118 / 14_274) and prior["status"] == "intrinsic"
 
 
 def test_the_committed_report_comes_from_the_script() -> None:

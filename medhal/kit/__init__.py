@@ -2,8 +2,8 @@
 
 What an environment provides (`contract`), the types it declares its report and published
 figures with (`report_spec`, `published`), task data and the options every environment shares
-(`task`, `options`), reading replies (`replies`), the names a task records and a report reads
-(`outcomes`), rows and pinned assets
-(`datasets`, `assets`, `files`), shards, the in-process harness, provenance, lazy exports, the
+(`task`, `options`), reading replies (`replies`; what a reply commits to, `commitment`; words in
+every language, `vocabulary`), the names a task records and a report reads (`outcomes`), rows and
+pinned assets (`datasets`, `assets`, `files`), shards, the in-process harness, provenance, lazy exports, the
 v0 face (`v0`) and scoring replies made elsewhere (`predictions`).
 """

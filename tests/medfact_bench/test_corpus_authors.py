@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.families import HAND_WRITTEN_SHAPES
 from tests.medfact_bench.authors_oracle import (
     authors_score,
     is_legitimate_format,
@@ -27,36 +28,41 @@ CORPUS = Path(__file__).with_name("replies.jsonl")
 SCALE = {-2, -1, 0, 1, 2}
 MIN_CASES = 90
 MIN_TINY_MODEL = 15
-SHAPES = {
-    "canonical",
-    "score_body",
-    "unicode_digit",
-    "two_scores",
-    "score_in_think",
-    "tag_case",
-    "unclosed_score",
-    "missing_think",
-    "text_outside",
-    "truncated",
-    "boxed",
-    "labelled",
-    "reasoning_model",
-    "numbered_reasoning",
-    "chatty",
-    "prompt_echo",
-    "negation",
-    "abstention",
-    "refusal",
-    "non_english",
-    "empty_or_garbage",
-    "tiny_model",
-    "self_correction",
-    "hedge",
-    "score_before_reasoning",
-    "heading",
-    "scale_words",
-    "non_integer",
-}
+SHAPES = (
+    {
+        "canonical",
+        "score_body",
+        "unicode_digit",
+        "two_scores",
+        "score_in_think",
+        "tag_case",
+        "unclosed_score",
+        "missing_think",
+        "text_outside",
+        "truncated",
+        "boxed",
+        "labelled",
+        "reasoning_model",
+        "numbered_reasoning",
+        "chatty",
+        "prompt_echo",
+        "negation",
+        "abstention",
+        "refusal",
+        "non_english",
+        "empty_or_garbage",
+        "tiny_model",
+        "self_correction",
+        "hedge",
+        "score_before_reasoning",
+        "heading",
+        "scale_words",
+        "non_integer",
+    }
+    | HAND_WRITTEN_SHAPES
+    | {"gloss", "minus_sign"}
+)
+"""Issue 31 added the families of `tests.families.HAND_WRITTEN_SHAPES` and its own."""
 
 
 def _load() -> list[dict]:

@@ -269,14 +269,15 @@ def test_a_final_score_stated_in_prose_settles_the_reading(reply, score):
     assert read_medhal(reply) == score
 
 
-def test_only_the_last_fifty_score_labels_are_read():
-    # `_SCORES_READ`: labels are read from the last one back, fifty at most (a runaway
-    # generation must not cost a reading per label). Here "Score: 1" is followed by fifty
-    # mid-line "the score:" labels with nothing after them: those fifty are the ones read,
-    # none holds a score, so nothing is read. With forty-nine of them, "Score: 1" is among
-    # the last fifty and is read.
-    assert read_medhal("Score: 1\n" + "Let me restate the score:\n" * 50) is None
-    assert read_medhal("Score: 1\n" + "Let me restate the score:\n" * 49) == 1
+def test_a_reply_stating_scores_more_than_mentions_read_times_is_a_runaway():
+    # MENTIONS_READ scores are read; one more, and the reply repeats itself: no reading.
+    from medhal.kit.commitment import MENTIONS_READ
+
+    assert read_medhal("Score: 1\n" * MENTIONS_READ) == 1
+    assert read_medhal("Score: 1\n" * (MENTIONS_READ + 1)) is None
+    # A label that states a score and gives none is an unreadable score (issue 31: before,
+    # only the last fifty labels were looked at).
+    assert read_medhal("Score: 1\n" + "Let me restate the score:\n" * 3) is None
 
 
 @pytest.mark.parametrize(
@@ -301,12 +302,11 @@ def test_a_score_is_its_value_whatever_its_zeros_and_sign(reply, score):
     assert read_medhal(reply) == score
 
 
-def test_a_stated_score_is_looked_for_in_the_40_characters_after_the_phrase():
-    # "the score is " is read with the 40 characters after it: "1" + spaces + "or 2".
-    # With 35 spaces that is 1 + 35 + 4 = 40 characters, "or 2" inside: ambiguous, no score.
-    # With 36 the "2" is the 41st character, outside the statement: it reads 1.
-    assert read_medhal("So the score is 1" + " " * 35 + "or 2") is None
-    assert read_medhal("So the score is 1" + " " * 36 + "or 2") == 1
+@pytest.mark.parametrize("spaces", [1, 35, 36, 200])
+def test_an_alternative_on_the_line_of_a_stated_score_is_another_score(spaces):
+    # "or 2" names a second score however far along the line it stands (issue 31: before,
+    # only within the 40 characters after "the score is").
+    assert read_medhal("So the score is 1" + " " * spaces + "or 2") is None
 
 
 def test_the_authors_block_ends_at_the_first_closing_tag_after_its_opening():

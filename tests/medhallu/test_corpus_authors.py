@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.families import HAND_WRITTEN_SHAPES
 from tests.medhallu.authors_oracle import (
     HALLUCINATED,
     NOT_SURE,
@@ -31,33 +32,38 @@ CONVENTIONS = ("medhal", "authors", "strict")
 VOCABULARIES = ("digits", "halueval")
 MIN_CASES = 220
 MIN_TINY_MODEL = 15
-SHAPES = {
-    "bare_digit",
-    "decorated_digit",
-    "authors_trap",
-    "boxed",
-    "reasoning_model",
-    "truncated",
-    "chatty",
-    "labelled",
-    "prompt_echo",
-    "numbered_reasoning",
-    "negation",
-    "hedged",
-    "conflicting",
-    "abstention",
-    "refusal",
-    "non_english",
-    "unicode_digit",
-    "code_fence",
-    "empty_or_garbage",
-    "tiny_model",
-    "translated_label",
-    "hedged_digit",
-    "arrow_verdict",
-    "vocabulary",
-    "hedge",
-}
+SHAPES = (
+    {
+        "bare_digit",
+        "decorated_digit",
+        "authors_trap",
+        "boxed",
+        "reasoning_model",
+        "truncated",
+        "chatty",
+        "labelled",
+        "prompt_echo",
+        "numbered_reasoning",
+        "negation",
+        "hedged",
+        "conflicting",
+        "abstention",
+        "refusal",
+        "non_english",
+        "unicode_digit",
+        "code_fence",
+        "empty_or_garbage",
+        "tiny_model",
+        "translated_label",
+        "hedged_digit",
+        "arrow_verdict",
+        "vocabulary",
+        "hedge",
+    }
+    | HAND_WRITTEN_SHAPES
+    | {"commitment_doubt", "commitment_reported", "unused_letter"}
+)
+"""Issue 31 added the families of `tests.families.HAND_WRITTEN_SHAPES` and its own."""
 
 
 def _load() -> list[dict]:

@@ -19,21 +19,11 @@ import re
 from collections import deque
 from collections.abc import Callable
 
-from medhal.kit.replies import (
-    RETRACTED,
-    after_reasoning,
-    ascii_digits,
-    before_reasoning,
-    boxed_all,
-    label_pattern,
-    labelled,
-    last_boxed,
-    last_line,
-    last_of,
-    plain,
-    retraction,
-    settled,
-)
+from medhal.kit.commitment import MENTIONS_READ, Mention, committed
+from medhal.kit.positions import Intervals, Places, empty_spans, spread
+from medhal.kit.replies import after_reasoning, before_reasoning, boxed_all
+from medhal.kit.tables import answer_cells
+from medhal.kit.vocabulary import fold, phrases, terms, without_footnotes
 
 SCORE_TO_LABEL = {2: "SUPPORT", 1: "SUPPORT", 0: "NEI", -1: "CONTRADICT", -2: "CONTRADICT"}
 LABELS = ("SUPPORT", "NEI", "CONTRADICT")
@@ -105,84 +95,97 @@ def read_strict(reply: str | None) -> int | None:
 
 
 # ------------------------------------------------------------------------------- medhal
-
-_SCORE_OPEN = re.compile(r"<\s*score\s*>", re.IGNORECASE)
-_SCORE_CLOSE = re.compile(r"<\s*/\s*score\s*>", re.IGNORECASE)
-_FRACTIONS = "\u00bc-\u00be\u2150-\u215e"
-"""Vulgar fractions (½, ¼, ⅓, ...): "1½" is one and a half, not 1."""
-_NUMBER = re.compile(rf"[\s*_`'\"(\[]*([+\-−]?\d+)(?:\.0+)?(?![\d_{_FRACTIONS}]|[.,]\d)")
-_AMBIGUOUS = re.compile(r"\s*(?:or|/|to|and|,|-(?=\s*\d))\s*[+\-−]?\d", re.IGNORECASE)
-_TRAILING_NUMBER = re.compile(r"\s*[+\-−]?\d+(?:\.0+)?\s*")
-_SCORE_LABEL = label_pattern(("final score", "score", "final answer", "answer", "rating", "verdict"))
-_SCORES_READ = 50
-"""Stated scores read, from the last back: a runaway generation of thousands of them must
-not cost thousands of readings (the final answer is near the end)."""
-_SCORE_IS = re.compile(
-    r"(?<![\w-])(final\s+)?(?:score|rating)\s+(?:is|would\s+be)\s*:?\s*(?=[+\-−]?\d)", re.IGNORECASE
-)
-_HEADING = re.compile(
-    r"^[ \t]*(?:final[ \t]+)?(?:score|rating|answer|verdict)[ \t]*$", re.IGNORECASE | re.MULTILINE
-)
-"""A line that is only a score label, as a Markdown heading or bold label leaves it once
-its marks are removed ("## Score", "**Final Score**"): the number is on the next line."""
-_NEXT_LINE = re.compile(r"\s{0,400}?\n[ \t]{0,200}(?=\S)")
-"""From the end of a heading line to the start of the next non-blank line (400 characters
-at most: a heading followed by pages of blank lines heads nothing)."""
-_NUMBER_LINE = re.compile(r"[ \t]*\W{0,3}[+\-−]?\d+(?:\.\d+)?\W{0,3}(?:[ \t]*[(\[\-–—:][^\n]{0,80})?[ \t]*")
-_SCALE_WORDS = re.compile(
-    r"[\s*_`'\"(\[]*(?:(strong|partial)[ \t]+(agreement|contradiction)|"
-    r"neutral(?:[ \t]*/[ \t]*unrelated)?|unrelated)(?![\w-])",
-    re.IGNORECASE,
-)
-"""The five-point scale in its own words (the prompt names each point: "Strong Agreement",
-"Partial Contradiction", "Neutral / Unrelated", ...)."""
-_WORD_SCORES = {
-    ("strong", "agreement"): 2,
-    ("partial", "agreement"): 1,
-    ("partial", "contradiction"): -1,
-    ("strong", "contradiction"): -2,
-}
-_WORDS_AFTER_NUMBER = re.compile(r"[\s)\]*_`'\"]*[(\[\-–—:]?")
-_NUMBER_AFTER_WORDS = re.compile(r"[\s*_`'\"]*[(\[]\s*([+\-−]?\d+)\s*[)\]]")
-_BARE_NUMBER = re.compile(r"\s*\W{0,3}[+\-−]?\d{1,3}(?:\.0+)?\W{0,3}\s*")
-"""A reply that is only a number ("2", "**-1**")."""
-_ANY_LABELLED_NUMBER = re.compile(r"[^\W\d_]\w*(?: \w+)?[ \t]*[:：]\s*(\W{0,3}[+\-−]?\d+(?:\.0+)?\W{0,3})")
-"""A last line `<label in any language>: <number>` ("Puntuación: 1")."""
-
-Answer = tuple[int, int, "int | None"]
-"""(start, end, score) of a score stated in the reply; the score None when unreadable."""
-
-
-def _words_score(match: re.Match[str]) -> int:
-    if match.group(1):
-        return _WORD_SCORES[(match.group(1).lower(), match.group(2).lower())]
-    return 0  # neutral, unrelated
-
-
-def _scale_words(text: str) -> tuple[int | None, int] | None:
-    """(score, length) of a score given in the scale's words at the start of `text`
-    ("Strong Agreement", "**Partial Contradiction**"); a number in brackets after them must
-    agree ("Strong Agreement (2)"). None when `text` does not open with them."""
-    words = _SCALE_WORDS.match(text)
-    if words is None:
-        return None
-    score = _words_score(words)
-    number = _NUMBER_AFTER_WORDS.match(text, words.end())
-    if number is not None and _on_scale(_integer(number.group(1))) != score:
-        return None, words.end()  # the words and the number name different points
-    return score, words.end()
-
+#
+# The `medhal` reading finds every score the reply names (`mentions`): a number where a
+# reply puts its answer (a `<score>` block, any tag named for a score, a box, a label in any
+# language, a heading, a JSON value, a table's answer cell, a line of its own, after "the
+# score is", or as an alternative: "or 1", "could be 1", "not 2", "Actually, 1"), and the
+# scale's own words there ("Strong Agreement"; "neutral" in any language). A gloss after a
+# number ("2 (Strong Agreement)", "2 (supports)", "-1 – contradice") must name the same
+# point or side. A place that states a score it does not give (`<score>two</score>`,
+# `Score: N/A`, `3`) is an unreadable score. `medhal.kit.commitment.committed` decides
+# which the reply stands by: when two readings are possible, there is none.
 
 INT_DIGITS_LIMIT = 4300
 """Digits read in one number: int()'s own limit (CPython's default), so a zero-padded score
 reads as the authors' reading takes it; a longer run is a generation running away."""
+
+_SCALE_WORDS = {
+    "strong agreement": 2,
+    "partial agreement": 1,
+    "neutral / unrelated": 0,
+    "neutral/unrelated": 0,
+    "neutral": 0,
+    "unrelated": 0,
+    "partial contradiction": -1,
+    "strong contradiction": -2,
+}
+_NEUTRAL_WORDS = tuple(w for w in terms("neutral") if " " not in w or w.startswith("not"))
+_LABEL_WORDS = {
+    **dict.fromkeys(terms("support"), "SUPPORT"),
+    **dict.fromkeys(terms("contradict"), "CONTRADICT"),
+    **dict.fromkeys(_NEUTRAL_WORDS, "NEI"),
+}
+_PLACES = Places(
+    terms("score", "answer", "verdict"),
+    leads=(
+        *("score is", "score would be", "rating is", "rating would be", "i would give", "i'd give"),
+        *("i give", "give it", "give it a", "i rate it", "rate it", "a score of", "score of", "rated"),
+    ),
+    followers=(*_SCALE_WORDS, *_LABEL_WORDS, "out of"),
+    token=r"[+-]?\d+",
+)
+"""Where a MedFact-Bench reply puts its score (`medhal.kit.positions`)."""
+_NUMBER = re.compile(
+    r"[-+0-9](?<![^\W_][-+0-9])(?<!\.[-+0-9])(?<![^\W_]_[-+0-9])(?:(?<=[-+])[0-9]+|(?<=[0-9])[0-9]*)(?:[.,][0-9]+)?"
+    r"[\u00bc-\u00be\u2150-\u215e]?(?![^\W_]|_[^\W_]|[.,][0-9])"
+)
+"""A signed number, with its decimals or a vulgar fraction (read, then refused: 1.5, 1½);
+underscores around it are emphasis (`__-2__`), not one glued to a word or number (`1_0`).
+It opens with the sign or a digit, so the regex engine skips to them at once."""
+_INTEGER = re.compile(r"([+-]?\d+)(?:[.,](\d+))?")
+_WORDS = re.compile(phrases((*_SCALE_WORDS, *_NEUTRAL_WORDS)))
+"""The scale's own words, and "neutral" in every language (NEI has one score, 0)."""
+_GLOSS = re.compile(
+    r"[ \t*_`'\"]*(?:(?:\(|\[|[-–—:])[ \t*_`'\"]*)?("
+    + "|".join(
+        sorted(
+            (re.escape(w).replace(r"\ ", r"\s+") for w in (*_SCALE_WORDS, *_LABEL_WORDS)),
+            key=len,
+            reverse=True,
+        )
+    )
+    + r")(?!\w)"
+)
+"""A gloss right after a number: the scale's words or a label word, in a bracket or after a
+dash or colon ("2 (Strong Agreement)", "-1 – contradice")."""
+_NUMBER_GLOSS = re.compile(r"[ \t*_`'\"]*[(\[][ \t]*([+-]?\d+(?:\.\d+)?)[ \t]*[)\]]")
+"""A number in brackets after the scale's words ("Strong Agreement (2)")."""
+_OPEN_SCORE = re.compile(r"<\s*score\s*>")
+_CLOSE_SCORE = re.compile(r"<\s*/\s*score\s*>?")
+_TRAILING_NUMBER = re.compile(r"\s*[+-]?\d+(?:\.0+)?\s*")
+_NAMED_TAG = re.compile(
+    r"<\s*(rating|final_score|answer|verdict|result)\s*>(.{0,400}?)<\s*/\s*\1\s*>", re.DOTALL
+)
+_LABEL = re.compile(
+    "(?:" + phrases(terms("score", "answer", "verdict")) + r")[\"'#]?[ \t]*(?:[:=]|->|[ \t][-–—][ \t])[ \t]*"
+)
+"""A score label and its separator, in any language ("Score:", "Puntuación:", "分数:")."""
+_NEXT_LINE = re.compile(r"[ \t]*\n(?:[ \t>]*\n){0,3}[ \t>]*(?=\S)")
+_HEADING = re.compile(
+    r"^[ \t#*_>]*(?:final[ \t]+)?(?:score|rating|answer|verdict)[ \t*_:]*$\n"
+    r"(?:[ \t>]*\n){0,3}[ \t>]*([^\n]{1,200})",
+    re.MULTILINE,
+)
+"""A line that is only a score label ("## Score", "**Final Score**"), and the first non-blank
+line under it."""
+_LABELS_READ = 50
 
 
 def _integer(digits: str) -> int | None:
     """A signed integer written with leading zeros (`00002` is 2) up to `INT_DIGITS_LIMIT`
     digits; None when its magnitude has more than one digit (off the scale, whatever its
     length: never converted)."""
-    digits = digits.replace("−", "-")
     unsigned = digits.lstrip("+-")
     magnitude = unsigned.lstrip("0") or "0"
     if len(magnitude) > 1 or len(unsigned) > INT_DIGITS_LIMIT:
@@ -190,122 +193,151 @@ def _integer(digits: str) -> int | None:
     return -int(magnitude) if digits.startswith("-") else int(magnitude)
 
 
-def _score_span(text: str) -> tuple[int | None, int] | None:
-    """(score, length of what was read) of a score written at the start of `text`: a
-    number with decoration or an explanation after it ("2 (Strong Agreement)", "**-1**",
-    "+2", "00002", "1.0"), or the scale's words ("Partial Agreement"). The score is None for
-    "1.5", "1½", "3", "1 or 2", "1_0", and for a number whose scale words name another
-    point ("1 (Strong Agreement)"). None when `text` opens with neither."""
-    text = ascii_digits(text)
-    match = _NUMBER.match(text)
-    if match is None:
-        return _scale_words(text)
-    if _AMBIGUOUS.match(text, match.end()):
-        return None, match.end()
-    score = _on_scale(_integer(match.group(1)))
-    after = _WORDS_AFTER_NUMBER.match(text, match.end())
-    words = _SCALE_WORDS.match(text, after.end() if after else match.end())
-    if words is not None and _words_score(words) != score:
-        return None, match.end()
-    return score, match.end()
+def _value(token: str) -> int | None:
+    """The score a number names: an integer on the scale (`2.0` and `-1.00` are integers);
+    None off the scale or between two points (`1.5`, `1,5`, `1½`): a value between two of
+    the five points is none of them."""
+    match = _INTEGER.fullmatch(token)
+    if match is None or (match.group(2) and match.group(2).strip("0")):
+        return None
+    return _on_scale(_integer(match.group(1)))
 
 
-def _score_of(text: str) -> int | None:
-    """The score of a short answer (a block's body, a box, a labelled value): as
-    `_score_span` reads it, or the value of a label inside it ("<score>Score: 1</score>")."""
-    span = _score_span(text)
-    if span is None:
-        inner = last_of(labelled(ascii_digits(text), _SCORE_LABEL))
-        span = _score_span(inner[1]) if inner is not None else None
-    return None if span is None else span[0]
+def _numbers(text: str, folded: str) -> list[Mention[int | None]]:
+    """Every number where a reply puts its score, and every number listed with one ("-2,
+    -1, 0, 1 or 2"), each with its gloss ("2 (Strong Agreement)": a second mention, the same
+    point; "2 (contradicts)": an unreadable one)."""
+    tokens = list(_NUMBER.finditer(folded))
+    spans = [m.span() for m in tokens]
+    held: list[bool] = []
+    count = 0
+    for start, end in spans:  # past MENTIONS_READ scores the reply is a runaway: no reading
+        held.append(count <= MENTIONS_READ and _PLACES.holds(text, folded, start, end))
+        count += held[-1]
+    held = spread(folded, spans, held)
+    found: list[Mention[int | None]] = []
+    for m in (m for m, h in zip(tokens, held, strict=True) if h):
+        score = _value(m.group())
+        found.append(Mention(m.start(), m.end(), score))
+        gloss = _GLOSS.match(folded, m.end())
+        if gloss is not None:
+            found.append(Mention(gloss.start(1), gloss.end(1), _glossed(score, gloss.group(1))))
+    return found
 
 
-def _score_blocks(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, body) of the score blocks, in order; a final unclosed `<score>` followed
-    only by a number counts (cut off, or the closing tag forgotten)."""
-    blocks = []
+def _glossed(score: int | None, word: str) -> int | None:
+    """The score a gloss names beside `score`: its own point (scale words), or `score` when
+    a label word names `score`'s side; None when they disagree."""
+    words = " ".join(word.split())
+    if words in _SCALE_WORDS:
+        return _SCALE_WORDS[words]
+    return score if _LABEL_WORDS.get(words) == label_of(score) else None
+
+
+def _scale_words(folded: str, taken: list[Mention[int | None]]) -> list[Mention[int | None]]:
+    """The scale's words where a score goes (not a gloss already read), each with a number
+    glossing it ("Strong Agreement (2)")."""
+    glossed = {m.start for m in taken}
+    found: list[Mention[int | None]] = []
+    for m in _WORDS.finditer(folded):
+        if m.start() in glossed or not _PLACES.holds_word(folded, m.start(), m.end()):
+            continue
+        found.append(Mention(m.start(), m.end(), _SCALE_WORDS.get(" ".join(m.group().split()), 0)))
+        number = _NUMBER_GLOSS.match(folded, m.end())
+        if number is not None:
+            found.append(Mention(number.start(1), number.end(1), _value(number.group(1))))
+    return found
+
+
+def _stated(folded: str) -> list[tuple[int, int]]:
+    """The places that state a score (score blocks, named tags, boxes, labels, headings), as
+    (start, end) of what they hold: each must hold a readable score, or it is unreadable."""
+    places = _score_blocks(folded)[0]
+    places += [m.span(2) for m in _NAMED_TAG.finditer(folded)]
+    places += [(start, end) for start, end, _ in boxed_all(folded)]
+    places += [_label_value(folded, m.end()) for m in deque(_LABEL.finditer(folded), maxlen=_LABELS_READ)]
+    places += [m.span(1) for m in _HEADING.finditer(folded)]
+    return places
+
+
+def _label_value(folded: str, at: int) -> tuple[int, int]:
+    """Where a label's value stands: the rest of its line, or the next non-blank line when
+    the label ends its line ("Score:\n2")."""
+    end = folded.find("\n", at)
+    end = len(folded) if end == -1 else end
+    if folded[at:end].strip() or end == len(folded):
+        return at, end
+    below = _NEXT_LINE.match(folded, end)
+    if below is None:
+        return at, end
+    stop = folded.find("\n", below.end())
+    return below.end(), len(folded) if stop == -1 else stop
+
+
+def _score_blocks(folded: str) -> tuple[list[tuple[int, int]], re.Match[str] | None]:
+    """(the bodies of the `<score>…</score>` blocks, the opening tag left open after them):
+    each opening paired with the first closing tag after it, in one pass over both (a lazy
+    `<score>(.*?)</score>` search is quadratic on a reply of thousands of open tags)."""
+    closings = [(m.start(), m.end()) for m in _CLOSE_SCORE.finditer(folded)]
+    bodies: list[tuple[int, int]] = []
+    n = 0
     position = 0
-    while (opening := _SCORE_OPEN.search(text, position)) is not None:
-        closing = _SCORE_CLOSE.search(text, opening.end())
-        if closing is None:
-            rest = text[opening.end() :]
-            if _TRAILING_NUMBER.fullmatch(rest):
-                blocks.append((opening.start(), len(text), rest))
-            break
-        blocks.append((opening.start(), closing.end(), text[opening.end() : closing.start()]))
-        position = closing.end()
-    return blocks
+    for opening in _OPEN_SCORE.finditer(folded):
+        if opening.start() < position:
+            continue
+        while n < len(closings) and closings[n][0] < opening.end():
+            n += 1
+        if n == len(closings):
+            return bodies, opening
+        bodies.append((opening.end(), closings[n][0]))
+        position = closings[n][1]
+    return bodies, None
 
 
-def _stated(text: str, start: int, value: str) -> Answer:
-    """A stated score whose value `value` begins at or after `start` (on the label's line,
-    or the next): the span runs from `start` (so that the gap before it holds the label)
-    to the end of the number or words read, so a correction marker after it on the same
-    line falls in the next gap."""
-    at = text.find(value[:20], start, start + 400)
-    span = _score_span(value)
-    length = span[1] if span is not None else 1
-    return start, (start if at == -1 else at) + length, _score_of(value)
+def _cut_off(folded: str) -> Mention[int | None] | None:
+    """A `<score>` left open at the end with more than a number after it: cut off while
+    stating the score (`<score>2 because the trial`), so what it states is unreadable."""
+    last_open = _score_blocks(folded)[1]
+    if last_open is None:
+        return None
+    if _TRAILING_NUMBER.fullmatch(folded, last_open.end()):
+        return None
+    return Mention(last_open.start(), last_open.end(), None)
 
 
-def _stated_scores(text: str) -> list[Answer]:
-    """Every stated score in order ("Score: 1", "The score is 2", "Final score: -1", a
-    "## Score" heading with the number on the next line); unreadable ones as None."""
-    found: list[Answer] = []
-    for start, value in labelled(text, _SCORE_LABEL, last=_SCORES_READ):
-        label = _SCORE_LABEL.match(text, start)
-        found.append(_stated(text, label.end() if label else start, value))
-    for match in deque(_SCORE_IS.finditer(text), maxlen=_SCORES_READ):
-        found.append(_stated(text, match.end(), text[match.end() : match.end() + 40]))
-    for match in deque(_HEADING.finditer(text), maxlen=_SCORES_READ):
-        below = _NEXT_LINE.match(text, match.end())
-        line = text[below.end() : below.end() + 200].split("\n", 1)[0] if below else ""
-        if line and _NUMBER_LINE.fullmatch(line):
-            found.append(_stated(text, below.end(), line))
-    return sorted(found)[-_SCORES_READ:]
+def mentions(text: str) -> list[Mention[int | None]]:
+    """Every score the reply names, where it names it (see the section comment), except
+    those in a table's cells that are not its answer; an unreadable score for each place
+    that states one and gives none."""
+    folded = fold(text)
+    found = _numbers(text, folded)
+    found += _scale_words(folded, found)
+    answers, others = answer_cells(folded, _PLACES.is_label)
+    listed = Intervals(others)
+    found = [m for m in found if m.start not in listed]
+    if len(found) > MENTIONS_READ:
+        return found  # a runaway generation: no reading
+    for start, end in empty_spans(_stated(folded) + answers, (m.start for m in found)):
+        found.append(Mention(start, max(start + 1, end), None))
+    cut_off = _cut_off(folded)
+    return found + ([cut_off] if cut_off else [])
 
 
 def _read_part(text: str) -> tuple[bool, int | None]:
-    """(whether the text states a score at all, the score it settles on) for one part of a
-    reply outside its reasoning. In order: score blocks; the last `\\boxed{}` (all boxes);
-    stated scores; a last line `<label>: n`; a reply that is only a number or the scale's
-    words. Several scores that differ settle on one only through a marked correction or
-    final score (`medhal.kit.replies.settled`); a last sentence that takes the score back
-    ("No, not 2.") leaves none."""
-    blocks = _score_blocks(text)
-    if blocks:
-        score = settled(text, [(start, end, _score_of(plain(body))) for start, end, body in blocks])
-        return True, _unless_retracted(plain(text), score)
-    text = plain(text)
-    if last_boxed(text) is not None:
-        boxes = [(start, end, _score_of(content)) for start, end, content in boxed_all(text)]
-        return True, _unless_retracted(text, settled(text, boxes))
-    stated = _stated_scores(text)
-    if stated:
-        return True, _unless_retracted(text, settled(text, stated))
-    generic = _ANY_LABELLED_NUMBER.fullmatch(last_line(text))
-    if generic:
-        return True, _score_of(generic.group(1))
-    bare = _BARE_NUMBER.fullmatch(text)
-    if bare:
-        return True, _score_of(bare.group())
-    words = _scale_words(text.strip())
-    if words is not None and not text.strip()[words[1] :].strip(" \t.!*_`'\""):
-        return True, words[0]
-    return False, None
-
-
-def _unless_retracted(text: str, score: int | None) -> int | None:
-    taken_back = retraction(text)
-    if score is None or taken_back is None:
-        return score
-    return None if taken_back == RETRACTED or _score_of(taken_back) == score else score
+    """(whether the text states a score at all, the score it commits to) for one part of a
+    reply outside its reasoning."""
+    text = without_footnotes(text)
+    found = mentions(text)
+    return bool(found), committed(text, found) if found else None
 
 
 def read_medhal(reply: str | None) -> int | None:
     """What a careful human reads (README, "How replies are read"): the score stated after
     the reasoning; when nothing after it states one, the score stated before the reasoning
-    began. A score written only inside the reasoning does not count."""
+    began. A score written only inside the reasoning does not count. Among the scores a
+    part states, the one it commits to (`medhal.kit.commitment.committed`: a denied,
+    conditional, hedged or retracted score is none; a marked correction replaces what came
+    before; two scores, none)."""
     after = after_reasoning(reply)
     if after is not None:
         found, score = _read_part(after)
