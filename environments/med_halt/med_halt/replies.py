@@ -22,13 +22,15 @@ authors' regex reads it as the text "null"/"None", and so does `authors`.
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from med_halt.rows import normalize_text
+from med_halt.rows import normalize_text, option_key, same_option
+from medhal.kit.containers import inner_dicts, tables, tag_name, tag_values
 from medhal.kit.replies import (
     RETRACTED,
     TRANSLATED_ANSWER_LABELS,
@@ -36,8 +38,7 @@ from medhal.kit.replies import (
     after_reasoning,
     boxed_all,
     label_pattern,
-    last_boxed,
-    last_labelled,
+    labelled,
     last_of,
     retraction,
     settled,
@@ -107,43 +108,64 @@ def _answer(fields: dict[str, Any], keys: tuple[str, ...], method: str) -> Readi
 
 # ------------------------------------------------------------------------------ medhal
 
+QUOTES = "\"'"
+_SPAN_TOKEN = re.compile(
+    r"""(?P<lead>\{+|[\[,:])[ \t\r\n]*+(?P<opening>["'])?|(?P<close>\}+)|(?P<quote>["'])|(?P<escape>\\.)""",
+    re.DOTALL,
+)
+_CLOSES = re.compile(r"[ \t\r\n]*+(?:[:,}\]]|\Z)")
+"""After a closing quote: the end of a key or value (spaces aside)."""
 
-def span_positions(text: str, json_strings: bool = True) -> list[tuple[int, int]]:
+
+def span_positions(text: str, quotes: str = QUOTES) -> list[tuple[int, int]]:
     """(start, end) of each top-level `{...}` span in order; an unclosed last span runs to
-    the end. With `json_strings`, braces inside a double-quoted string are text, not
-    structure (`{"cop": "a}b"}` is one span). Single quotes are never tracked:
-    Python-style replies hold unescaped apostrophes ('it's'); and a Python-style dict may
-    hold a lone double quote, so readers try the spans both ways."""
+    the end. Braces inside a quoted string (of the kinds in `quotes`) are text, not
+    structure: `{'cop': 'a}b'}` is one span. A quote opens a string only where a key or
+    value starts (after `{`, `[`, `,` or `:`, spaces aside) and closes it only where one
+    ends (before `:`, `,`, `}`, `]` or the end of the text), so apostrophes inside words
+    ('it's', 'Graves' disease') neither open nor close one; a backslash in a string escapes
+    the next character. With `quotes=""` every brace counts. Text outside braces is skipped
+    at once, so prose costs nothing."""
     spans: list[tuple[int, int]] = []
-    depth, start, quoted, escaped = 0, 0, False, False
-    for match in re.finditer(r'[{}"\\]' if json_strings else r"[{}]", text):
-        char = match.group()
-        if escaped:
-            escaped = False
+    depth, start, quote, position = 0, 0, "", 0
+    while True:
+        if depth == 0:
+            position = text.find("{", position)
+            if position == -1:
+                return spans
+        match = _SPAN_TOKEN.search(text, position)
+        if match is None:
+            break
+        position = match.end()
+        opening = match.group("opening") or match.group("quote")
+        if quote:
+            if opening == quote and _CLOSES.match(text, match.end()):
+                quote = ""
             continue
-        if char == "\\":
-            escaped = quoted and match.end() < len(text) and text[match.end()] in '"\\'
-            continue
-        if char == '"':
-            quoted = not quoted if depth else False
-            continue
-        if quoted:
-            continue
-        if char == "{":
+        lead, close, escape = match.group("lead"), match.group("close"), match.group("escape")
+        if escape is not None:
+            lead = "{" if escape[1] == "{" else None
+            close = "}" if escape[1] == "}" else None
+        if lead and lead[0] == "{":
             if depth == 0:
-                start = match.start()
-            depth += 1
-        elif depth:
-            depth -= 1
-            if depth == 0:
-                spans.append((start, match.end()))
+                start = match.end("lead") - len(lead) if escape is None else match.start() + 1
+            depth += len(lead)
+        elif close:
+            if len(close) >= depth:
+                spans.append((start, (match.start("close") if escape is None else match.start() + 1) + depth))
+                depth = 0
+            else:
+                depth -= len(close)
+        if lead and match.group("opening") and match.group("opening") in quotes and depth:
+            quote = match.group("opening")
     if depth:
         spans.append((start, len(text)))
     return spans
 
 
 def brace_spans(text: str) -> list[str]:
-    """Top-level `{...}` spans in order; an unclosed last span runs to the end."""
+    """Top-level `{...}` spans in order (`span_positions`); an unclosed last span runs to
+    the end."""
     return [text[a:b] for a, b in span_positions(text)]
 
 
@@ -177,6 +199,9 @@ _KEY = re.compile(
 )
 _CURLY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 _NULLS = {"null", "none", "nil", "undefined"}
+KEYS_READ = 200
+"""Keys the tolerant reading reads in one span (a runaway generation of keys costs one
+scan, not thousands of fields)."""
 
 
 def _unquote(value: str) -> str | None:
@@ -190,14 +215,15 @@ def _unquote(value: str) -> str | None:
 
 
 def key_values(text: str) -> dict[str, str | None]:
-    """Tolerant reading: the text between one key and the next is the first key's value."""
+    """Tolerant reading: the text between one key and the next is the first key's value
+    (the first `KEYS_READ` keys)."""
     text = text.translate(_CURLY).strip()
     if text.startswith("{"):
         text = text[1:]
     closing = text.rfind("}")
-    keys = list(_KEY.finditer(text))
+    keys = list(itertools.islice(_KEY.finditer(text), KEYS_READ + 1))
     fields: dict[str, str | None] = {}
-    for n, match in enumerate(keys):
+    for n, match in enumerate(keys[:KEYS_READ]):
         end = keys[n + 1].start() if n + 1 < len(keys) else (closing if closing >= match.end() else len(text))
         key = (match.group("qkey") or match.group("bkey") or "").strip()
         fields.setdefault(key, _unquote(text[match.end() : end]))
@@ -210,9 +236,8 @@ def _holds_key(fields: dict[str, Any], keys: tuple[str, ...]) -> bool:
     return any(k in fields or k.lower() in lowered for k in keys)
 
 
-_ANSWER_LABEL = label_pattern(
-    ("final answer", "answer", "correct answer", "correct option", "chosen option", *TRANSLATED_ANSWER_LABELS)
-)
+_ANSWER_WORDS = ("final answer", "answer", "correct answer", "correct option", "chosen option")
+_ANSWER_LABEL = label_pattern((*_ANSWER_WORDS, *TRANSLATED_ANSWER_LABELS))
 
 
 _INVENTED = re.compile(r"Stop Here|^[ \t]*Input[ \t]*:", re.MULTILINE)
@@ -229,90 +254,143 @@ _REASON = re.compile(r",?\s+(?:because|since|as|which|due\s+to|given)\b", re.IGN
 _ANY_LABEL_LINE = re.compile(r"[^\W\d_]\w*(?: \w+){0,2}[ \t]*[:：][ \t]+(\S.{0,300})")
 """A reply that is one line `<label in any language>: <answer>` ("Respuesta: Desconocido")."""
 
-
-def _keyed(text: str, keys: tuple[str, ...], parse, json_aware_first: bool) -> Reading | None:
-    """The reading of the last `{...}` span that holds an answer key, among the spans
-    before the model starts inventing further examples (after its own answer). An echo of
-    the prompt's template comes before the answer, invented examples after it."""
-    by_start: dict[int, Reading] = {}
-    aware, naive = span_positions(text, True), span_positions(text, False)
-    spans = dict.fromkeys([*aware, *naive] if json_aware_first else [*naive, *aware])
-    for start, end in spans:
-        if start in by_start:
-            continue  # the preferred span of this start already gave a reading
-        fields, method = parse(text[start:end])
-        if fields is None or not _holds_key(fields, keys):
-            continue
-        by_start[start] = _answer(fields, keys, method) or Reading(fields, None, None, method)
-    found = sorted(by_start.items())
-    if not found:
-        return None
-    first_end = text.find("}", found[0][0])
-    invented = _INVENTED.search(text, first_end if first_end != -1 else found[0][0])
-    cut = invented.start() if invented else len(text)
-    kept = [reading for start, reading in found if start < cut] or [found[0][1]]
-    return kept[-1]
-
+DICTS_READ = 50
+"""Answer dicts read before the model's invented examples; a reply holding more is a
+runaway generation, read as no answer (its dicts are not compared one by one)."""
+EXPRESSIONS_READ = 50
+"""The same bound for answers outside dicts (tags, boxes, table rows, labels), from the
+last one back."""
 
 Choices = Mapping[str, str]
 """An item's options by index ('0': 'Vitamin A', ...), as `MedHaltData.choices` holds them."""
 
-_INDEX_AFTER = re.compile(
-    r"(?P<text>.+?)\s*[(\[]\s*(?:option|index|choice|#)?\s*(?P<index>\d{1,3})\s*[)\]]\W*"
-)
-_INDEX_BEFORE = re.compile(r"\W*?(?:option\s*)?[(\[]?\s*(?P<index>\d{1,3})\s*[)\].:\-–]\s*(?P<text>.+)", re.I)
-_SEVERAL = re.compile(r"\s+(?:or|and|vs\.?)\s+|\s*[,;/|\n]\s*", re.IGNORECASE)
-_RESOLVED_LENGTH = 400
-"""Longest answer compared with the options (no option is longer; a longer answer is
-read as written)."""
-TWO_ANSWERS = ""
-"""`_against_choices`' answer when a value names two different options."""
+
+# ---- dicts
 
 
-def _index(value: Any, choices: Choices) -> str | None:
-    """The option an index names ('2', 2, '2.0'), else None."""
-    match = re.fullmatch(r"\s*(\d{1,3})(?:\.0+)?\s*", str(value))
-    return choices.get(str(int(match.group(1)))) if match else None
+def _tolerant_end(ends: list[int], length: int) -> int:
+    """The cut the tolerant reading reads: the first (quote-aware) one, unless it runs to the
+    end of the text while another closes (a quote the cut could not pair)."""
+    closed = [end for end in ends if end < length]
+    return ends[0] if ends[0] < length or not closed else min(closed)
 
 
-def _against_choices(value: str, choices: Choices, bare: bool = False) -> str | None:
-    """A value read against the item's options: the option as the item writes it when the
-    value is that option (any case, decoration or final period: "none of the above.") or
-    the option with its index in brackets ("Mitral stenosis (2)", "(2) Mitral stenosis");
-    TWO_ANSWERS when it names two different options ("A or B", every option listed, the
-    text of one option with the index of another). Otherwise the value as written (or,
-    for a `bare` reply, None: a bare text that is no option is prose, not an answer)."""
-    if not choices or len(value) > _RESOLVED_LENGTH:
-        return None if bare else value
-    by_text = {normalize_text(text): text for text in choices.values()}
-    named = by_text.get(normalize_text(value))
-    if named is not None:
-        return named
-    for pattern in (_INDEX_AFTER, _INDEX_BEFORE):
-        match = pattern.fullmatch(value.strip())
-        if match is None:
+class _Spans:
+    """The `{...}` spans of a text, each start with its ends under the cuts of
+    `span_positions` in order of preference (both quotes; double quotes only; every
+    brace). The last two cuts are made only when a span of the first does not parse."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.ends: dict[int, list[int]] = {start: [end] for start, end in span_positions(text)}
+        self._all_cuts = False
+
+    def _more_cuts(self) -> None:
+        if self._all_cuts:
+            return
+        self._all_cuts = True
+        for quotes in ('"', ""):
+            for start, end in span_positions(self.text, quotes):
+                if end not in self.ends.setdefault(start, []):
+                    self.ends[start].append(end)
+
+    def starts(self) -> list[int]:
+        return sorted(self.ends)
+
+    def literal(self, start: int) -> tuple[int, dict | None, str | None]:
+        """(end, fields, method) of the first cut at `start` that parses as a literal."""
+        fields, method = _literal(self.text[start : self.ends[start][0]])
+        if fields is None and not self._all_cuts:
+            self._more_cuts()
+        for end in self.ends[start]:
+            fields, method = _literal(self.text[start:end])
+            if fields is not None:
+                return end, fields, method
+        return self.ends[start][0], None, None
+
+    def read(self, start: int) -> tuple[int, dict | None, str]:
+        """(end, fields, method): the literal reading, else the tolerant one (fields None
+        when that finds no key either)."""
+        end, fields, method = self.literal(start)
+        if fields is not None:
+            return end, fields, method or JSON
+        end = _tolerant_end(self.ends[start], len(self.text))
+        return end, key_values(self.text[start:end]) or None, KEY_VALUE
+
+    def mentions(self, start: int, keys: tuple[str, ...]) -> bool:
+        """Whether the longest cut at `start` holds one of `keys` as text (a cheap test
+        before parsing: spans that cannot hold an answer are not parsed)."""
+        lowered = self.text[start : max(self.ends[start])].lower()
+        return any(key.lower() in lowered for key in keys)
+
+
+def _answer_fields(fields: dict, keys: tuple[str, ...], method: str) -> list[dict]:
+    """The dicts of a span that hold an answer key: the span's own, else those nested in it
+    (`{"name": "submit", "arguments": {...}}`, a list of answers, a JSON string of
+    arguments)."""
+    if _holds_key(fields, keys):
+        return [fields]
+    if method == KEY_VALUE:
+        return []
+    return [inner for inner in inner_dicts(fields) if _holds_key(inner, keys)]
+
+
+@dataclass(frozen=True)
+class _Stated:
+    start: int
+    end: int
+    reading: Reading
+    """What one dict (or other container) states: its fields, and its answer resolved
+    against the item's options (key None: a null answer, an echoed template)."""
+    names_nothing: bool = False
+    """An answer was written but names no option (a lone letter, two options)."""
+
+
+def _dicts(text: str, keys: tuple[str, ...], choices: Choices) -> list[_Stated] | None:
+    """What each dict holding an answer key (or, with the item's options, an index key)
+    states, in order, among the dicts before the model starts inventing further examples
+    ("Stop Here", "Input:"): an echo of the prompt's template comes before the answer,
+    invented examples after it. None when no dict holds a key; [] for a runaway reply
+    (more than `DICTS_READ` answer dicts)."""
+    index_keys = tuple(f"{key}_index" for key in keys) if choices else ()
+    wanted = keys + index_keys
+    stated: list[_Stated] = []
+    read_to, cut = 0, len(text)
+    spans = _Spans(text)
+    for start in spans.starts():
+        if start < read_to or start >= cut or not spans.mentions(start, wanted):
             continue
-        text = match.group("text").strip()
-        by_index = _index(match.group("index"), choices)
-        by_words = by_text.get(normalize_text(text))
-        if by_words is not None and by_index is not None and by_words != by_index:
-            return TWO_ANSWERS
-        if by_words is not None:
-            return by_words
-        if by_index is not None and not bare:
-            return text  # an answer in other words with the index: read as written
-    parts = {by_text.get(normalize_text(part)) for part in _SEVERAL.split(value)}
-    if len(parts - {None}) > 1:
-        return TWO_ANSWERS
-    return None if bare else value
+        end, fields, method = spans.read(start)
+        read_to = end
+        for inner in _answer_fields(fields or {}, wanted, method):
+            if not stated:
+                first_end = text.find("}", start)
+                invented = _INVENTED.search(text, first_end if first_end != -1 else start)
+                cut = invented.start() if invented else len(text)
+            if len(stated) == DICTS_READ:
+                return []
+            stated.append(_dict_states(start, end, Reading(inner, None, None, method), keys, choices))
+    return stated or None
+
+
+def _dict_states(start: int, end: int, reading: Reading, keys: tuple[str, ...], choices: Choices) -> _Stated:
+    found = find_field(reading.fields, keys)
+    if found is None:
+        indexed = _by_index(reading, keys, choices)
+        return _Stated(start, end, indexed)
+    value = str(found[1]).strip()
+    if _placeholder(value, choices):
+        return _Stated(start, end, _by_index(reading, keys, choices))
+    resolved = _resolve(value, choices, bare=False)
+    if resolved is None:
+        return _Stated(start, end, reading, names_nothing=True)
+    return _Stated(start, end, Reading(reading.fields, found[0], resolved, reading.method))
 
 
 def _by_index(reading: Reading, keys: tuple[str, ...], choices: Choices) -> Reading:
-    """A dict whose answer key is missing or null but whose index key (`cop_index`) names
-    an option: that option."""
-    if reading.answer is not None or not choices:
-        return reading
-    found = find_field(reading.fields, tuple(f"{key}_index" for key in keys))
+    """A dict whose answer key is missing, null or a placeholder, but whose index key
+    (`cop_index`) names an option: that option."""
+    found = find_field(reading.fields, tuple(f"{key}_index" for key in keys)) if choices else None
     option = _index(found[1], choices) if found else None
     return (
         reading
@@ -321,81 +399,343 @@ def _by_index(reading: Reading, keys: tuple[str, ...], choices: Choices) -> Read
     )
 
 
+# ---- one value against the item's options
+
+_INDEX_AFTER = re.compile(
+    r"(?P<text>.+?)\s*[(\[]\s*(?:option|index|choice|#)?\s*(?P<index>\d{1,3})\s*[)\]]\W*", re.IGNORECASE
+)
+_INDEX_BEFORE = re.compile(r"\W*?(?:option\s*)?[(\[]?\s*(?P<index>\d{1,3})\s*[)\].:\-–]\s*(?P<text>.+)", re.I)
+_LONE_INDEX = re.compile(r"\W*(?:option|index|choice)?\s*[(\[]?\s*(?P<index>\d{1,3})\s*[)\]]?\W*", re.I)
+_LETTER = r"[A-Ja-j]"
+_LONE_LETTER = re.compile(rf"\W*(?:option\s+|choice\s+)?[(\[]?\s*{_LETTER}\s*[)\]]?\W*", re.IGNORECASE)
+_LETTER_BEFORE = re.compile(
+    rf"\W*?(?:option\s+|choice\s+)?(?:[(\[]\s*{_LETTER}\s*[)\]][.:]?|{_LETTER}\s*[).:\-–])\s*(?P<text>\S.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+_LETTER_AFTER = re.compile(
+    rf"(?P<text>.*?\S)\s*[(\[]\s*(?:option\s+|choice\s+)?{_LETTER}\s*[)\]]\W*", re.IGNORECASE | re.DOTALL
+)
+_SEVERAL = re.compile(r"\s+(?:or|and|vs\.?)\s+|\s*[,;/|\n]\s*", re.IGNORECASE)
+_RESOLVED_LENGTH = 400
+"""Longest answer compared with the options (no option is longer; a longer answer is
+read as written)."""
+_PLACEHOLDERS = {
+    "correct option",
+    "the correct option",
+    "correct option from given options",
+    "correct answer",
+    "the correct answer",
+    "option",
+    "option text",
+    "answer",
+    "your answer",
+    "index",
+    "its index",
+    "index of correct option",
+    "title",
+    "paper title",
+    "the title",
+    "pubmed research paper title",
+    "pubmed paper title",
+    "url",
+    "link",
+    "pubmed link",
+    "pubmed url",
+    "yes no",
+}
+"""Values that name a field's role, not an answer: a template echoed from the prompt
+(`{'cop': 'correct option'}`), in `normalize_text`'s form."""
+
+
+def _index(value: Any, choices: Choices) -> str | None:
+    """The option an index names ('2', 2, '2.0'), else None."""
+    match = re.fullmatch(r"\s*(\d{1,3})(?:\.0+)?\s*", str(value))
+    return choices.get(str(int(match.group(1)))) if match else None
+
+
+def _placeholder(value: str, choices: Choices) -> bool:
+    """A value naming a field's role, echoed from the prompt's template: no answer at all
+    (unless an option is called that)."""
+    return normalize_text(value) in _PLACEHOLDERS and not any(same_option(value, o) for o in choices.values())
+
+
+def _resolve(value: str, choices: Choices, bare: bool) -> str | None:
+    """A value read against the item's options (`choices`):
+    - the option as the item writes it, when the value is that option under Med-HALT's
+      equality rule (`rows.option_key`), or names it by its index ("2", "(2)", "Option 2",
+      "Mitral stenosis (2)"), or by a letter with its text ("C. Mitral stenosis": the
+      prompt numbers the options, so a letter counts for nothing beside the text);
+    - None (names nothing) for a lone letter ("C", "(C)", "Option C": the prompt never
+      used letters), a digit that is one option's text and another's index, or a value
+      naming two different options ("A or B", every option listed, one option's text
+      with another's index);
+    - otherwise the value as written (a letter before it removed), or, for a `bare` reply
+      (no label, no container), None: a bare text that is no option is prose.
+    Without options, the value as written (None for a bare one)."""
+    text = value.strip()
+    if not choices or len(text) > _RESOLVED_LENGTH:
+        return None if bare else text
+    by_key = {option_key(option): option for option in choices.values()}
+    named = by_key.get(option_key(text))
+    lone = _LONE_INDEX.fullmatch(text)
+    if lone is not None:
+        by_index = _index(lone.group("index"), choices)
+        if named is not None and by_index is not None and named != by_index:
+            return None
+        return named or by_index or (None if bare else text)
+    if named is not None:
+        return named
+    if _LONE_LETTER.fullmatch(text):
+        return None
+    for pattern in (_INDEX_AFTER, _INDEX_BEFORE):
+        match = pattern.fullmatch(text)
+        if match is None:
+            continue
+        words = match.group("text").strip()
+        by_index = _index(match.group("index"), choices)
+        by_words = by_key.get(option_key(words))
+        if by_words is not None and by_index is not None and by_words != by_index:
+            return None
+        if by_words is not None:
+            return by_words
+        if by_index is not None and not bare:
+            return words  # an answer in other words with the index: read as written
+    for pattern in (_LETTER_BEFORE, _LETTER_AFTER):
+        match = pattern.fullmatch(text)
+        if match is not None:
+            words = match.group("text").strip()
+            return by_key.get(option_key(words)) or (None if bare else words)
+    parts = {by_key.get(option_key(part)) for part in _SEVERAL.split(text)}
+    if len(parts - {None}) > 1:
+        return None
+    return None if bare else text
+
+
+def _clean(value: str) -> str:
+    return value.strip().strip("*`'\".").strip()
+
+
+def _answer_value(value: str | None) -> str | None:
+    """A text that can be an answer: not null/None, not empty, with a letter or digit."""
+    if value is None or not usable(value):
+        return None
+    text = _clean(value)
+    return text if text and text.lower() not in _NULLS and any(c.isalnum() for c in text) else None
+
+
+# ---- answers outside dicts
+
+_TAG_NAMES = frozenset(
+    {"answer", "final_answer", "finalanswer", "correct_answer", "correct_option", "chosen_option", "cop"}
+    | {"option", "choice", "selected_option", "output", "result", "response", "solution"}
+)
+"""Tag names that hold an answer (`tag_name` form), besides the set's own keys."""
+_TABLE_LABELS = frozenset(normalize_text(w) for w in (*_ANSWER_WORDS, *TRANSLATED_ANSWER_LABELS))
+_TICKS = {"✓", "✔", "✅", "☑", "✔️", "☑️", "[x]", "x"}
+_CORRECT_WORDS = {
+    "correct",
+    "correct?",
+    "is correct",
+    "answer",
+    "chosen",
+    "selected",
+    "choice",
+    "your answer",
+}
+_YES = {"yes", "true", "correct", "✓"}
+
+
+def _label_words(keys: tuple[str, ...]) -> frozenset[str]:
+    return _TABLE_LABELS | {normalize_text(k) for k in keys}
+
+
+def _tags(text: str, keys: tuple[str, ...]) -> list[tuple[int, int, str]]:
+    names = _TAG_NAMES | {tag_name(k.replace(" ", "_")) for k in keys}
+    return tag_values(text, names)[-EXPRESSIONS_READ:]
+
+
+def _is_bold(cell: str) -> bool:
+    return len(cell) > 4 and cell.startswith("**") and cell.endswith("**")
+
+
+def _row_option(cells: tuple[str, ...], choices: Choices) -> str | None:
+    """The option a table row names: a cell holding an option's text, else an index cell."""
+    by_key = {option_key(option): option for option in choices.values()}
+    for cell in cells:
+        if option_key(cell) in by_key:
+            return by_key[option_key(cell)]
+    for cell in cells:
+        option = _index(_clean(cell), choices)
+        if option is not None:
+            return option
+    return None
+
+
+def _table_answers(text: str, keys: tuple[str, ...], choices: Choices) -> list[tuple[int, int, str]]:
+    """Answers in Markdown tables: a row labelled with an answer word or the set's key
+    ("| Answer | Mitral stenosis |"), the cells of a column headed by one, and, with the
+    item's options, the option of the one ticked row (✓, or "Yes" in a column headed
+    "Correct") or, without ticks, of the one bold row."""
+    labels = _label_words(keys)
+    found: list[tuple[int, int, str]] = []
+    for table in tables(text):
+        for row in table.rows:
+            if len(row.cells) >= 2 and normalize_text(row.cells[0]) in labels and row.cells[1]:
+                found.append((row.start, row.end, row.cells[1]))
+        header = table.header.cells if table.header else ()
+        column = next((n for n, cell in enumerate(header) if normalize_text(cell) in labels), None)
+        if column is not None:
+            found += [
+                (r.start, r.end, r.cells[column])
+                for r in table.rows
+                if len(r.cells) > column and r.cells[column]
+            ]
+        if choices:
+            found += _marked_rows(table, header, choices)
+    return sorted(found)[-EXPRESSIONS_READ:]
+
+
+def _marked_rows(table: Any, header: tuple[str, ...], choices: Choices) -> list[tuple[int, int, str]]:
+    verdict_columns = {n for n, cell in enumerate(header) if _clean(cell).lower() in _CORRECT_WORDS}
+
+    def ticked(cells: tuple[str, ...]) -> bool:
+        return any(
+            _clean(cell).lower() in _TICKS or (n in verdict_columns and _clean(cell).lower() in _YES)
+            for n, cell in enumerate(cells)
+        )
+
+    rows = [row for row in table.rows if ticked(row.cells)]
+    if not rows:
+        bold = [row for row in table.rows if any(_is_bold(cell) for cell in row.cells)]
+        rows = bold if len(bold) < len(table.rows) else []
+    found = []
+    for row in rows:
+        option = _row_option(tuple(_clean(c) for c in row.cells), choices)
+        found.append((row.start, row.end, option if option is not None else ""))
+    return found
+
+
+def _expressions(text: str, keys: tuple[str, ...], choices: Choices) -> list[tuple[int, int, str]]:
+    """Every explicit answer outside a dict, in order: tags, `\\boxed{…}`, table rows,
+    labels ("Final answer: …"). One that holds another gives way to it ("Answer:
+    \\boxed{X}" is the box)."""
+    plain_text = without_fences(text)
+    found = [(*tag, 0) for tag in _tags(plain_text, keys)]
+    found += [(start, end, content, 0) for start, end, content in boxed_all(plain_text)]
+    found += [(*row, 0) for row in _table_answers(plain_text, keys, choices)]
+    for start, value in labelled(plain_text, _ANSWER_LABEL, last=EXPRESSIONS_READ):
+        value_start = plain_text.find(value, start)  # the label before it may mark a correction
+        found.append((value_start, value_start + len(value), value, 1))
+    found.sort()
+
+    def holds_another(item: tuple[int, int, str, int]) -> bool:
+        return any(
+            o[0] >= item[0] and o[1] <= item[1] and (o[:2] != item[:2] or o[3] < item[3]) for o in found
+        )
+
+    return [
+        (start, end, value)
+        for start, end, value, rank in found
+        if not holds_another((start, end, value, rank))
+    ]
+
+
+# ---- the reading
+
+
 def read_medhal(reply: str | None, keys: tuple[str, ...], choices: Choices | None = None) -> Reading:
-    """What a careful human reads; see the module docstring. A dict that holds the answer
-    key with a null value settles the reading as a format error: later, looser passes
-    never turn that null into text. With the item's options (`choices`), an answer given
-    by index alone (`{"cop_index": 2}`), as an option's bare text, or as an option with
-    its index in brackets reads as that option; one that names two options reads none.
-    A last sentence taking the answer back ("No, that's wrong.") leaves none."""
+    """What a careful human reads; see the module docstring. With the item's options
+    (`choices`), every answer is read against them (`_resolve`). Several answers (dicts,
+    tags, boxes, labels, table rows) must name one answer, unless a later one is marked
+    as a correction (`medhal.kit.replies.settled`); otherwise there is none. A last
+    sentence taking the answer back ("No, that's wrong.") leaves none."""
     text = after_reasoning(reply)
     if text is None:
         return NO_ANSWER
-    text = without_fences(text)
     reading = _read(text, keys, choices or {})
     if reading.answer is None:
         return reading
-    taken_back = retraction(text)
-    if taken_back == RETRACTED or (
-        taken_back and normalize_text(taken_back) == normalize_text(reading.answer)
-    ):
+    taken_back = retraction(without_fences(text))
+    if taken_back == RETRACTED or (taken_back and same_option(taken_back, reading.answer)):
         return NO_ANSWER
     return reading
 
 
-def _read(text: str, keys: tuple[str, ...], choices: Choices) -> Reading:
-    literal = _keyed(text, keys, _literal, json_aware_first=True)
-    if literal is not None:
-        return _by_index(literal, keys, choices)
-    # A strict parse needs the JSON-aware span (a brace inside a string); the tolerant
-    # reading, used when nothing parsed, is safer on the plain one (a lone double quote in
-    # a Python-style dict would make the JSON-aware span run to the end).
-    tolerant = _keyed(text, keys, lambda span: (key_values(span), KEY_VALUE), json_aware_first=False)
-    if tolerant is not None:
-        return _by_index(tolerant, keys, choices)
-    index_keys = tuple(f"{key}_index".lower() for key in keys)
-    lowered = text.lower() if choices else ""
-    if choices and any(key in lowered for key in index_keys):  # a cheap scan before parsing spans
-        indexed = _keyed(text, index_keys, _literal, json_aware_first=True) or _keyed(
-            text, index_keys, lambda span: (key_values(span), KEY_VALUE), json_aware_first=False
-        )
-        if indexed is not None:
-            return _by_index(Reading(indexed.fields, None, None, indexed.method), keys, choices)
-    first = next(
-        (Reading(f, None, None, m) for f, m in map(_literal, brace_spans(text)) if f is not None), None
+def _settle(text: str, stated: list[_Stated]) -> Reading:
+    """The one answer several statements name, or no answer (the last one's fields)."""
+    answers = [s for s in stated if s.names_nothing or s.reading.answer is not None]
+    if not answers or stated[-1] not in answers:
+        return stated[-1].reading  # nothing stated, or a null stated last: no answer
+    keyed = [
+        (s.start, s.end, None if s.names_nothing else option_key(s.reading.answer or "")) for s in answers
+    ]
+    winner = settled(text, keyed)
+    last = answers[-1].reading
+    if winner is None:
+        return Reading(last.fields, None, None, last.method)
+    return next(
+        s.reading
+        for s in reversed(answers)
+        if not s.names_nothing and option_key(s.reading.answer or "") == winner
     )
+
+
+def _read(text: str, keys: tuple[str, ...], choices: Choices) -> Reading:
+    stated = _dicts(text, keys, choices)
+    if stated is not None:
+        return _settle(text, stated) if stated else NO_ANSWER
+    first = _first_dict(text)
     if first is not None:
         return first  # a dict without the answer key: a format error, with its fields
     fields = key_values(text)
     if _holds_key(fields, keys):
-        return _answer(fields, keys, KEY_VALUE) or Reading(fields, None, None, KEY_VALUE)
-    value = _boxed(text)
-    if value is None:
-        value = last_labelled(text, _ANSWER_LABEL)
-    if value is None:
-        stated = last_of(_STATED.finditer(text))
-        value = _REASON.split(stated.group(1), maxsplit=1)[0] if stated else None
-    if value is None and "\n" not in text.strip():
-        line = _ANY_LABEL_LINE.fullmatch(text.strip())
+        bare_key = _dict_states(0, len(text), Reading(fields, None, None, KEY_VALUE), keys, choices)
+        return bare_key.reading if not bare_key.names_nothing else Reading(fields, None, None, KEY_VALUE)
+    expressions = _expressions(text, keys, choices)
+    if expressions:
+        return _settle(
+            text, [_labelled(start, end, value, keys, choices) for start, end, value in expressions]
+        )
+    plain_text = without_fences(text)
+    stated_answer = last_of(_STATED.finditer(plain_text))
+    value = _REASON.split(stated_answer.group(1), maxsplit=1)[0] if stated_answer else None
+    if value is None and "\n" not in plain_text.strip():
+        line = _ANY_LABEL_LINE.fullmatch(plain_text.strip())
         value = line.group(1) if line else None
-    if value is None:
-        bare = _against_choices(text.strip(), choices, bare=True)
-        value = None if bare == TWO_ANSWERS else bare
-    elif value:
-        value = _against_choices(value.strip().strip("*`'\".").strip(), choices)
-    if value and usable(value) and value.strip().lower() not in _NULLS and any(c.isalnum() for c in value):
-        return Reading({keys[0]: value}, keys[0], value.strip().strip("*`'\".").strip(), LABEL)
-    return NO_ANSWER
+    if value is not None:
+        return _labelled(0, len(text), value, keys, choices).reading
+    bare = _resolve(_clean(plain_text), choices, bare=True)
+    return NO_ANSWER if bare is None else _labelled(0, len(text), bare, keys, choices).reading
 
 
-def _boxed(text: str) -> str | None:
-    """The last `\\boxed{…}`'s content; "" (no answer) when the boxes name different
-    answers without a marked correction."""
-    last = last_boxed(text)
-    if last is None:
-        return None
-    boxes = [(start, end, normalize_text(content)) for start, end, content in boxed_all(text)]
-    return last if settled(text, boxes) is not None else ""
+def _first_dict(text: str) -> Reading | None:
+    """The first span (of the first `DICTS_READ` that could be dicts) that parses as a
+    literal dict, with no answer."""
+    spans = _Spans(text)
+    candidates = [
+        start
+        for start in spans.starts()
+        if ":" in text[start : spans.ends[start][0]] or not text[start + 1 : spans.ends[start][0] - 1].strip()
+    ]
+    for start in candidates[:DICTS_READ]:
+        _, fields, method = spans.literal(start)
+        if fields is not None:
+            return Reading(fields, None, None, method)
+    return None
+
+
+def _labelled(start: int, end: int, value: str | None, keys: tuple[str, ...], choices: Choices) -> _Stated:
+    """What an answer outside a dict states (fields: the set's first key)."""
+    text = _answer_value(value)
+    if text is None:
+        return _Stated(start, end, NO_ANSWER)
+    if _placeholder(text, choices):
+        return _Stated(start, end, NO_ANSWER)
+    resolved = _resolve(text, choices, bare=False)
+    if resolved is None:
+        return _Stated(start, end, Reading({keys[0]: text}, None, None, LABEL), names_nothing=True)
+    answer = str(resolved).strip()  # an option as the item writes it, or the cleaned text
+    return _Stated(start, end, Reading({keys[0]: answer}, keys[0], answer, LABEL))
 
 
 # ------------------------------------------------------------------------------ authors
