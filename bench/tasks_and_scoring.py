@@ -8,7 +8,11 @@
   (`<package>.scoring.score`: the reply read under all three conventions and graded), and
   for the full `Task.score` a rollout runs (the trace built around the reply, the one
   metric and the reward), over realistic replies (real model outputs where shared data
-  has them).
+  has them); then, in the same run, the same replies with a reasoning block of about
+  2,000 tokens in front (real reasoning prose where shared data has it), as ratios to the
+  plain replies, and one reply of 1 MB (reasoning run away before the answer): its
+  `Task.score` in milliseconds and per 10 KB of reply, against a 10 KB one (100 for
+  linear time).
 
     uv run python bench/tasks_and_scoring.py [--quick] [--bench medfact-bench ...]
 """
@@ -26,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import out_dir, table, write_json
-from data import BENCHES, asset_env, usable
+from data import BENCHES, REASONING_TOKENS, asset_env, usable, with_reasoning
 
 
 def load_tasks(env_id: str, options: dict) -> list:
@@ -84,6 +88,51 @@ def scoring_cost(bench, tasks: list, replies: list[str], count: int) -> dict:
     }
 
 
+def task_score_us(tasks: list, replies: list[str], count: int) -> tuple[float, float]:
+    """(mean, worst) microseconds of `Task.score` per reply over `count` (task, reply) pairs."""
+    from medhal.kit.task import score_reply
+
+    pairs = [(tasks[i % len(tasks)], replies[i % len(replies)]) for i in range(count)]
+
+    async def run() -> list[float]:
+        for task, reply in pairs[:20]:  # warm up
+            await score_reply(task, reply)
+        times = []
+        for task, reply in pairs:
+            start = time.perf_counter()
+            await score_reply(task, reply)
+            times.append((time.perf_counter() - start) * 1e6)
+        return times
+
+    times = asyncio.run(run())
+    return statistics.mean(times), max(times)
+
+
+def long_replies_cost(tasks: list, replies: list[str], count: int) -> dict:
+    """Plain replies, the same with a ~2,000-token reasoning block, and replies of 10 KB and
+    1 MB (reasoning run away before the answer), in one run: means, worst cases, ratios."""
+    plain_us, plain_worst = task_score_us(tasks, replies, count)
+    reasoning = with_reasoning(replies)
+    reasoning_us, reasoning_worst = task_score_us(tasks, reasoning, count)
+    small = with_reasoning(replies[:20], 10_000)
+    large = with_reasoning(replies[:5], 1_000_000)
+    small_us, _ = task_score_us(tasks, small, 40)
+    large_us, large_worst = task_score_us(tasks, large, 5)
+    return {
+        "reasoning_tokens": REASONING_TOKENS,
+        "reasoning_mean_reply_chars": statistics.mean(len(r) for r in reasoning),
+        "plain_task_score_us": plain_us,
+        "plain_task_score_worst_us": plain_worst,
+        "reasoning_task_score_us": reasoning_us,
+        "reasoning_task_score_worst_us": reasoning_worst,
+        "reasoning_over_plain": reasoning_us / plain_us,
+        "task_score_10kb_us": small_us,
+        "task_score_1mb_ms": large_us / 1000,
+        "task_score_1mb_worst_ms": large_worst / 1000,
+        "ratio_1mb_over_10kb": large_us / small_us,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -98,7 +147,7 @@ def main() -> None:
         help="directory for the JSON (default reports/bench, or outputs/bench with --quick)",
     )
     ns = parser.parse_args()
-    results: dict = {"build": {}, "scoring": {}}
+    results: dict = {"build": {}, "scoring": {}, "long_replies": {}}
     with tempfile.TemporaryDirectory(prefix="medhal-tasks-") as tmpdir:
         tmp = Path(tmpdir)
         asset_env()
@@ -126,6 +175,16 @@ def main() -> None:
             print(
                 f"{bench.env_id}: parse+grade {r['parse_score_us']:.1f} us/reply, Task.score "
                 f"{r['task_score_us']:.1f} us/reply",
+                flush=True,
+            )
+            results["long_replies"][bench.env_id] = long = long_replies_cost(
+                tasks, bench.replies(), 200 if ns.quick else 2000
+            )
+            print(
+                f"{bench.env_id}: Task.score with a {REASONING_TOKENS:,}-token reasoning block "
+                f"{long['reasoning_task_score_us']:.0f} us/reply ({long['reasoning_over_plain']:.1f}x plain, "
+                f"worst {long['reasoning_task_score_worst_us']:.0f} us); 1 MB reply "
+                f"{long['task_score_1mb_ms']:.0f} ms ({long['ratio_1mb_over_10kb']:.0f}x a 10 KB one)",
                 flush=True,
             )
     print()
@@ -159,6 +218,32 @@ def main() -> None:
                     v["task_score_us"],
                 ]
                 for k, v in results["scoring"].items()
+            ],
+        )
+    )
+    print()
+    print(
+        table(
+            [
+                "benchmark",
+                "Task.score us (plain)",
+                f"us with {REASONING_TOKENS:,}-token reasoning",
+                "ratio",
+                "worst us",
+                "1 MB reply ms",
+                "1 MB / 10 KB",
+            ],
+            [
+                [
+                    k,
+                    v["plain_task_score_us"],
+                    v["reasoning_task_score_us"],
+                    v["reasoning_over_plain"],
+                    v["reasoning_task_score_worst_us"],
+                    v["task_score_1mb_ms"],
+                    v["ratio_1mb_over_10kb"],
+                ]
+                for k, v in results["long_replies"].items()
             ],
         )
     )

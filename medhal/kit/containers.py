@@ -80,21 +80,26 @@ def _cells(line: str) -> tuple[str, ...]:
     return tuple(cell.strip() for cell in body.split("|"))
 
 
+_TABLE_BLOCK = re.compile(r"^[ \t]*+\|.*+(?:\n[ \t]*+\|.*+)++", re.MULTILINE)
+"""Two or more consecutive lines that start with `|` (spaces aside)."""
+
+
 def tables(text: str, max_cells: int = 20) -> list[Table]:
     """Every Markdown table: a run of at least two consecutive lines that start with `|`
     (spaces aside). Rows of more than `max_cells` cells are not read (not a table a model
-    answers in)."""
+    answers in). Only the table blocks are looked at line by line."""
     found: list[Table] = []
-    block: list[TableRow] = []
-    position = 0
-    for line in text.splitlines(keepends=True):
-        start, position = position, position + len(line)
-        if line.lstrip().startswith("|") and line.count("|") <= max_cells + 1:
-            block.append(TableRow(start, start + len(line.rstrip("\r\n")), _cells(line)))
-            continue
-        found.extend(_table(block))
-        block = []
-    found.extend(_table(block))
+    for block in _TABLE_BLOCK.finditer(text):
+        rows: list[TableRow] = []
+        position = block.start()
+        for line in block.group().split("\n"):
+            start, position = position, position + len(line) + 1
+            if line.count("|") <= max_cells + 1:
+                rows.append(TableRow(start, start + len(line.rstrip("\r")), _cells(line.rstrip("\r"))))
+            else:
+                found.extend(_table(rows))
+                rows = []
+        found.extend(_table(rows))
     return found
 
 

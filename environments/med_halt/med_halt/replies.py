@@ -22,9 +22,11 @@ authors' regex reads it as the text "null"/"None", and so does `authors`.
 from __future__ import annotations
 
 import ast
+import bisect
 import itertools
 import json
 import re
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,15 +111,21 @@ def _answer(fields: dict[str, Any], keys: tuple[str, ...], method: str) -> Readi
 # ------------------------------------------------------------------------------ medhal
 
 QUOTES = "\"'"
-_SPAN_TOKEN = re.compile(
-    r"""(?P<lead>\{+|[\[,:])[ \t\r\n]*+(?P<opening>["'])?|(?P<close>\}+)|(?P<quote>["'])|(?P<escape>\\.)""",
-    re.DOTALL,
-)
-_CLOSES = re.compile(r"[ \t\r\n]*+(?:[:,}\]]|\Z)")
-"""After a closing quote: the end of a key or value (spaces aside)."""
+_SPAN_TOKEN = re.compile(r"""(?P<lead>\{+|[\[,:])[ \t\r\n]*+(?P<opening>["'])|(?P<open>\{+)|(?P<close>\}+)""")
+"""Outside strings: braces, and a quote where a key or value starts (after `{`, `[`, `,` or
+`:`, spaces aside)."""
+_ENDS_VALUE = r"[ \t\r\n]*+(?:[:,}\]]|\Z)"
+_STRING_END = {
+    quote: re.compile(
+        rf"(?:[^{quote}\\]++|\\.|{quote}(?!{_ENDS_VALUE}))*+{quote}(?={_ENDS_VALUE})", re.DOTALL
+    )
+    for quote in QUOTES
+}
+"""From just inside a string to just past its closing quote: one before a delimiter (`:`,
+`,`, `}`, `]` or the end, spaces aside); a backslash escapes the next character."""
 
 
-def span_positions(text: str, quotes: str = QUOTES) -> list[tuple[int, int]]:
+def span_positions(text: str, quotes: str = QUOTES, limit: int | None = None) -> list[tuple[int, int]]:
     """(start, end) of each top-level `{...}` span in order; an unclosed last span runs to
     the end. Braces inside a quoted string (of the kinds in `quotes`) are text, not
     structure: `{'cop': 'a}b'}` is one span. A quote opens a string only where a key or
@@ -125,42 +133,57 @@ def span_positions(text: str, quotes: str = QUOTES) -> list[tuple[int, int]]:
     ends (before `:`, `,`, `}`, `]` or the end of the text), so apostrophes inside words
     ('it's', 'Graves' disease') neither open nor close one; a backslash in a string escapes
     the next character. With `quotes=""` every brace counts. Text outside braces is skipped
-    at once, so prose costs nothing."""
+    at once, and a string is read in one match: each step is a scan of the C engine. At
+    most `limit` spans."""
+    return _scan_spans(text, quotes, limit, None)[0]
+
+
+def _scan_spans(
+    text: str, quotes: str, limit: int | None, steps: int | None
+) -> tuple[list[tuple[int, int]], int | None]:
+    """`span_positions`, and where the scan stopped early: after `limit` spans, or after
+    `steps` braces, keys and values (a runaway generation); None when it read the whole
+    text."""
     spans: list[tuple[int, int]] = []
-    depth, start, quote, position = 0, 0, "", 0
-    while True:
+    depth, start, position = 0, 0, 0
+    n = len(text)
+    while position < n:
         if depth == 0:
             position = text.find("{", position)
             if position == -1:
-                return spans
+                return spans, None
+        if steps is not None:
+            steps -= 1
+            if steps < 0:
+                return spans, position
         match = _SPAN_TOKEN.search(text, position)
         if match is None:
             break
         position = match.end()
-        opening = match.group("opening") or match.group("quote")
-        if quote:
-            if opening == quote and _CLOSES.match(text, match.end()):
-                quote = ""
-            continue
-        lead, close, escape = match.group("lead"), match.group("close"), match.group("escape")
-        if escape is not None:
-            lead = "{" if escape[1] == "{" else None
-            close = "}" if escape[1] == "}" else None
-        if lead and lead[0] == "{":
+        braces = match.group("lead") or match.group("open") or ""
+        if braces[:1] == "{":
             if depth == 0:
-                start = match.end("lead") - len(lead) if escape is None else match.start() + 1
-            depth += len(lead)
-        elif close:
+                start = match.start()
+            depth += len(braces)
+        elif match.group("close"):
+            close = match.group("close")
             if len(close) >= depth:
-                spans.append((start, (match.start("close") if escape is None else match.start() + 1) + depth))
+                spans.append((start, match.start() + depth))
                 depth = 0
+                if len(spans) == limit:
+                    return spans, spans[-1][1]
             else:
                 depth -= len(close)
-        if lead and match.group("opening") and match.group("opening") in quotes and depth:
-            quote = match.group("opening")
+            continue
+        quote = match.group("opening")
+        if quote and quote in quotes and depth:
+            string = _STRING_END[quote].match(text, position)
+            if string is None:
+                break  # a string never closed: the span runs to the end
+            position = string.end()
     if depth:
-        spans.append((start, len(text)))
-    return spans
+        spans.append((start, n))
+    return spans, None
 
 
 def brace_spans(text: str) -> list[str]:
@@ -254,6 +277,13 @@ _REASON = re.compile(r",?\s+(?:because|since|as|which|due\s+to|given)\b", re.IGN
 _ANY_LABEL_LINE = re.compile(r"[^\W\d_]\w*(?: \w+){0,2}[ \t]*[:：][ \t]+(\S.{0,300})")
 """A reply that is one line `<label in any language>: <answer>` ("Respuesta: Desconocido")."""
 
+SPANS_READ = 2_000
+STEPS_READ = 20_000
+"""`{...}` spans, and braces, keys and values in them, read; a reply holding more before
+its answer's end is a runaway generation (of braces, boxes, LaTeX or keys), read as no
+answer. A dict of the requested format takes a few dozen steps."""
+BOXES_SEEN = 1_000
+"""`\\boxed{` read at most; more is a runaway generation, read as no answer."""
 DICTS_READ = 50
 """Answer dicts read before the model's invented examples; a reply holding more is a
 runaway generation, read as no answer (its dicts are not compared one by one)."""
@@ -282,7 +312,10 @@ class _Spans:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.ends: dict[int, list[int]] = {start: [end] for start, end in span_positions(text)}
+        spans, self.stopped_at = _scan_spans(text, QUOTES, SPANS_READ, STEPS_READ)
+        """`stopped_at`: where the scan stopped, a runaway generation (None: it read the
+        whole text)."""
+        self.ends: dict[int, list[int]] = {start: [end] for start, end in spans}
         self._all_cuts = False
 
     def _more_cuts(self) -> None:
@@ -290,7 +323,7 @@ class _Spans:
             return
         self._all_cuts = True
         for quotes in ('"', ""):
-            for start, end in span_positions(self.text, quotes):
+            for start, end in _scan_spans(self.text, quotes, SPANS_READ, STEPS_READ)[0]:
                 if end not in self.ends.setdefault(start, []):
                     self.ends[start].append(end)
 
@@ -299,14 +332,16 @@ class _Spans:
 
     def literal(self, start: int) -> tuple[int, dict | None, str | None]:
         """(end, fields, method) of the first cut at `start` that parses as a literal."""
-        fields, method = _literal(self.text[start : self.ends[start][0]])
-        if fields is None and not self._all_cuts:
-            self._more_cuts()
-        for end in self.ends[start]:
+        first = self.ends[start][0]
+        fields, method = _literal(self.text[start:first])
+        if fields is not None:
+            return first, fields, method
+        self._more_cuts()
+        for end in self.ends[start][1:]:
             fields, method = _literal(self.text[start:end])
             if fields is not None:
                 return end, fields, method
-        return self.ends[start][0], None, None
+        return first, None, None
 
     def read(self, start: int) -> tuple[int, dict | None, str]:
         """(end, fields, method): the literal reading, else the tolerant one (fields None
@@ -346,17 +381,17 @@ class _Stated:
     """An answer was written but names no option (a lone letter, two options)."""
 
 
-def _dicts(text: str, keys: tuple[str, ...], choices: Choices) -> list[_Stated] | None:
+def _dicts(spans: _Spans, keys: tuple[str, ...], choices: Choices) -> list[_Stated] | None:
     """What each dict holding an answer key (or, with the item's options, an index key)
     states, in order, among the dicts before the model starts inventing further examples
     ("Stop Here", "Input:"): an echo of the prompt's template comes before the answer,
     invented examples after it. None when no dict holds a key; [] for a runaway reply
-    (more than `DICTS_READ` answer dicts)."""
+    (more than `DICTS_READ` answer dicts, or `SPANS_READ` spans before the cut)."""
+    text = spans.text
     index_keys = tuple(f"{key}_index" for key in keys) if choices else ()
     wanted = keys + index_keys
     stated: list[_Stated] = []
     read_to, cut = 0, len(text)
-    spans = _Spans(text)
     for start in spans.starts():
         if start < read_to or start >= cut or not spans.mentions(start, wanted):
             continue
@@ -370,6 +405,8 @@ def _dicts(text: str, keys: tuple[str, ...], choices: Choices) -> list[_Stated] 
             if len(stated) == DICTS_READ:
                 return []
             stated.append(_dict_states(start, end, Reading(inner, None, None, method), keys, choices))
+    if spans.stopped_at is not None and spans.stopped_at < cut:
+        return []
     return stated or None
 
 
@@ -615,15 +652,35 @@ def _marked_rows(table: Any, header: tuple[str, ...], choices: Choices) -> list[
     return found
 
 
+_TAIL = 65_536
+
+
+def _last_labels(text: str) -> list[tuple[int, str]]:
+    """`labelled(text, _ANSWER_LABEL, last=EXPRESSIONS_READ)`, read on the text's last 64 KB
+    first: when those hold that many labels (past the 200 characters a label may look
+    back at), they are the last ones, and a runaway generation of labels is not scanned
+    whole."""
+    if len(text) > _TAIL:
+        offset = len(text) - _TAIL
+        tail = text[offset:]
+        last = deque(_ANSWER_LABEL.finditer(tail), maxlen=EXPRESSIONS_READ)
+        if len(last) == EXPRESSIONS_READ and last[0].start() >= 200:
+            found = labelled(tail, _ANSWER_LABEL, last=EXPRESSIONS_READ)
+            return [(offset + position, value) for position, value in found]
+    return list(labelled(text, _ANSWER_LABEL, last=EXPRESSIONS_READ))
+
+
 def _expressions(text: str, keys: tuple[str, ...], choices: Choices) -> list[tuple[int, int, str]]:
     """Every explicit answer outside a dict, in order: tags, `\\boxed{…}`, table rows,
     labels ("Final answer: …"). One that holds another gives way to it ("Answer:
     \\boxed{X}" is the box)."""
     plain_text = without_fences(text)
     found = [(*tag, 0) for tag in _tags(plain_text, keys)]
+    if plain_text.count("\\boxed") + plain_text.count("\\fbox") > BOXES_SEEN:
+        return [(0, len(text), "")]  # a runaway generation of boxes: one statement naming nothing
     found += [(start, end, content, 0) for start, end, content in boxed_all(plain_text)]
     found += [(*row, 0) for row in _table_answers(plain_text, keys, choices)]
-    for start, value in labelled(plain_text, _ANSWER_LABEL, last=EXPRESSIONS_READ):
+    for start, value in _last_labels(plain_text):
         value_start = plain_text.find(value, start)  # the label before it may mark a correction
         found.append((value_start, value_start + len(value), value, 1))
     found.sort()
@@ -681,13 +738,15 @@ def _settle(text: str, stated: list[_Stated]) -> Reading:
 
 
 def _read(text: str, keys: tuple[str, ...], choices: Choices) -> Reading:
-    stated = _dicts(text, keys, choices)
+    spans = _Spans(text)
+    stated = _dicts(spans, keys, choices)
     if stated is not None:
         return _settle(text, stated) if stated else NO_ANSWER
-    first = _first_dict(text)
+    first = _first_dict(spans)
     if first is not None:
         return first  # a dict without the answer key: a format error, with its fields
-    fields = key_values(text)
+    lowered = text.lower()
+    fields = key_values(text) if any(key.lower() in lowered for key in keys) else {}
     if _holds_key(fields, keys):
         bare_key = _dict_states(0, len(text), Reading(fields, None, None, KEY_VALUE), keys, choices)
         return bare_key.reading if not bare_key.names_nothing else Reading(fields, None, None, KEY_VALUE)
@@ -708,10 +767,10 @@ def _read(text: str, keys: tuple[str, ...], choices: Choices) -> Reading:
     return NO_ANSWER if bare is None else _labelled(0, len(text), bare, keys, choices).reading
 
 
-def _first_dict(text: str) -> Reading | None:
+def _first_dict(spans: _Spans) -> Reading | None:
     """The first span (of the first `DICTS_READ` that could be dicts) that parses as a
     literal dict, with no answer."""
-    spans = _Spans(text)
+    text = spans.text
     candidates = [
         start
         for start in spans.starts()
@@ -745,61 +804,94 @@ AUTHORS_READ_LIMIT = 65_536
 code has no limit; longer replies exist only as runaway generations, and the bound keeps
 scoring fast; the answer dict of a well-behaved reply comes first)."""
 
-_QUOTES = "'\""
+_VALUE_END = re.compile(r"""[,}]\s*+['"]*+""")
+"""On the reversed text: a `[,}]` with the whitespace, then the quotes, before it."""
+_COMMA_OR_BRACE = re.compile(r"[,}]")
+_CLOSER = re.compile(r"""['"]\s*+:""")
+_VALUE_START = re.compile(r"""\s*+['"]*+""")
+_QUOTE = re.compile(r"""['"]""")
+
+
+class _ValueEnds:
+    """Where a value of the authors' regex can end: `['"]*\\s*[,}]` matches at e for every
+    e from the start of the quotes-then-whitespace run before a `,` or `}` up to it. Asked
+    in increasing order, so each stretch of text is scanned once."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.reverse = text, text[::-1]
+        self.cached = (-1, -1, -1)  # (asked from, first end, match end)
+
+    def first_from(self, index: int) -> tuple[int, int]:
+        """(the first value end at or after `index`, the end of the match there), or
+        (len(text), -1)."""
+        asked, end, match_end = self.cached
+        if asked <= index <= end:
+            return max(index, end), match_end
+        n = len(self.text)
+        found = _COMMA_OR_BRACE.search(self.text, index)
+        if found is None:
+            self.cached = (index, n, -1)
+            return n, -1
+        comma = found.start()
+        run = _VALUE_END.match(self.reverse, n - 1 - comma)
+        run_start = n - run.end() if run else comma
+        self.cached = (index, max(index, run_start), comma + 1)
+        return self.cached[1:]
+
+
+class _Positions:
+    """Sorted positions in a text, with the first one at or after a given index."""
+
+    def __init__(self, positions: list[int], past_end: int) -> None:
+        self.positions = positions
+        self.past_end = past_end
+
+    def first_from(self, index: int) -> int:
+        n = bisect.bisect_left(self.positions, index)
+        return self.positions[n] if n < len(self.positions) else self.past_end
 
 
 def authors_key_values(text: str) -> list[tuple[str, str]]:
     """`re.findall(r'''['"](.*?)['"]\\s*:\\s*['"]*(.*?)['"]*\\s*[,}]''', text)`, the
-    regex of the authors' `parse_key_values` (evaluate.py, lines 27-31), computed in one
-    right-to-left pass instead of by backtracking (which is cubic on hostile input).
+    regex of the authors' `parse_key_values` (evaluate.py, lines 27-31), computed from the
+    positions of quotes, colons, commas and braces instead of by backtracking (which is
+    cubic on hostile input, and slow on long replies).
 
-    For each position it precomputes whether the value part can end there (`['"]*\\s*[,}]`
-    follows) and whether a quote there can close a key (`\\s*:` follows and a value can be
-    completed before the end of its line); a match from an opening quote is then the first
-    such closing quote on the same line, exactly as the lazy `(.*?)` finds it."""
+    A value can end where `['"]*\\s*[,}]` matches (`_ValueEnds`). A quote at k can close a
+    key when `\\s*:` follows and the value after it (past whitespace and quotes) reaches
+    such an end before its line does. A match from an opening quote is then the first such
+    closing quote on the same line, exactly as the lazy `(.*?)` finds it; the next match
+    starts where it ended. Each step is a scan of the C regular-expression engine, and
+    scans do not overlap: linear."""
     n = len(text)
-    # end[i]: index just past the `[,}]` that a value ending at i reaches, or -1.
-    end = [-1] * (n + 1)
-    # next_end[i]: the smallest e >= i with end[e] != -1 (n when none).
-    next_end = [n] * (n + 1)
-    # newline[i]: index of the first "\n" at or after i (n when none).
-    newline = [n] * (n + 1)
-    space_end = list(range(n + 1))
-    quote_end = list(range(n + 1))
-    for i in range(n - 1, -1, -1):
-        char = text[i]
-        newline[i] = i if char == "\n" else newline[i + 1]
-        space_end[i] = space_end[i + 1] if char.isspace() else i
-        quote_end[i] = quote_end[i + 1] if char in _QUOTES else i
-        after = space_end[quote_end[i]]
-        end[i] = after + 1 if after < n and text[after] in ",}" else -1
-        next_end[i] = i if end[i] != -1 else next_end[i + 1]
-    # closer[k]: (value start, value end, match end) when a quote at k can close a key.
-    next_closer = [n] * (n + 1)
-    closers: dict[int, tuple[int, int, int]] = {}
-    for k in range(n - 1, -1, -1):
-        next_closer[k] = next_closer[k + 1]
-        if text[k] not in _QUOTES:
-            continue
-        colon = space_end[k + 1] if k + 1 <= n else n
-        if colon >= n or text[colon] != ":":
-            continue
-        value_start = quote_end[space_end[colon + 1]]
-        value_end = next_end[value_start]
-        if value_end <= newline[value_start] and value_end < n:
-            closers[k] = (value_start, value_end, end[value_end])
-            next_closer[k] = k
+    closers: list[int] = []
+    closes: dict[int, tuple[int, int, int]] = {}
+    ends: _ValueEnds | None = None
+    newlines: _Positions | None = None
+    for match in _CLOSER.finditer(text):
+        if ends is None or newlines is None:
+            ends = _ValueEnds(text)
+            newlines = _Positions([m.start() for m in re.finditer("\n", text)], n)
+        start = _VALUE_START.match(text, match.end()).end()  # type: ignore[union-attr]
+        end, match_end = ends.first_from(start)
+        if end <= newlines.first_from(start) and end < n:
+            closers.append(match.start())
+            closes[match.start()] = (start, end, match_end)
+    if not closers or newlines is None:
+        return []
+    closer_at = _Positions(closers, n)
     pairs: list[tuple[str, str]] = []
-    p = 0
-    while p < n:
-        if text[p] in _QUOTES:
-            k = next_closer[p + 1]
-            if k < newline[p + 1]:
-                value_start, value_end, match_end = closers[k]
-                pairs.append((text[p + 1 : k], text[value_start:value_end]))
-                p = match_end
-                continue
-        p += 1
+    quote = _QUOTE.search(text)
+    while quote is not None:
+        p = quote.start()
+        k = closer_at.first_from(p + 1)
+        line_end = newlines.first_from(p + 1)
+        if k < line_end:
+            start, end, match_end = closes[k]
+            pairs.append((text[p + 1 : k], text[start:end]))
+            quote = _QUOTE.search(text, match_end)
+        else:  # no closer on this line after p, so none after any later quote of it
+            quote = _QUOTE.search(text, line_end + 1) if k < n else None
     return pairs
 
 
@@ -855,7 +947,7 @@ CONVENTIONS = tuple(READERS)
 def read_all(reply: str | None, keys: tuple[str, ...], choices: Choices | None = None) -> dict[str, Reading]:
     """The reading under every convention; the item's options are the `medhal` reading's
     (the authors' regex and the exact format read the dict as written)."""
-    readings = {name: reader(reply, keys) for name, reader in READERS.items()}
-    if choices:
-        readings["medhal"] = read_medhal(reply, keys, choices)
-    return readings
+    return {
+        name: read_medhal(reply, keys, choices) if name == "medhal" else reader(reply, keys)
+        for name, reader in READERS.items()
+    }
