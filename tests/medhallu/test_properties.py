@@ -224,8 +224,6 @@ DECORATIONS = [
     "My verdict is **{d}**",
 ]
 """A bare digit as models decorate or label it."""
-UNMARKED = [d for d in DECORATIONS[:11] if "boxed" not in d]
-"""The decorations that do not mark the digit as the answer (no box, no label)."""
 LAST_LINE_LABELS = ["Respuesta: {d}", "Antwort: {d}", "Réponse : {d}", "Ответ: {d}"]
 """`<word(s)>: <digit>` in any language: an answer when it is the last line."""
 
@@ -242,19 +240,6 @@ NEUTRAL_WORDS = [
     "enrolled",
     "invented",
     "claim",
-]
-VERDICT_WORDS = [
-    "answer",
-    "is",
-    "not",
-    "hallucinated",
-    "factual",
-    "correct",
-    "no",
-    "hallucination",
-    "unsure",
-    "sure",
-    "verdict",
 ]
 SEPARATORS = ["", ".", " -", " –", ",", "!", "\n", "\n\n"]
 
@@ -308,23 +293,20 @@ def test_medhal_reads_back_a_wrapped_digit(digit, offered, decoration, prefix, b
 @PROPERTY
 @given(st.sampled_from([0, 1]), st.sampled_from(DECORATIONS), reasoning_prefix(), st.data())
 def test_medhal_digit_verdict_with_explanation(digit, decoration, prefix, data):
-    """A reply that is a verdict followed by an explanation reads as the verdict, even when
-    the explanation uses verdict words, if the digit is marked as the answer (boxed or
-    labelled: a marked digit ranks above words). An unmarked digit is followed by neutral
-    words here (one that a sentence contradicts is two answers: see below)."""
-    marked = decoration not in UNMARKED
-    words = data.draw(
-        st.sampled_from([NEUTRAL_WORDS, NEUTRAL_WORDS + VERDICT_WORDS] if marked else [NEUTRAL_WORDS])
-    )
-    reply = f"{prefix}{decoration.format(d=digit)}{data.draw(explanation(words))}"
+    """A reply that is a verdict followed by an explanation in neutral words reads as the
+    verdict. The explanation is set off by punctuation or a line break: a digit followed
+    by a word ("2 trials were cited") is a number of something, not a verdict."""
+    explained = data.draw(explanation(NEUTRAL_WORDS).filter(lambda e: not e.startswith(" ")))
+    reply = f"{prefix}{decoration.format(d=digit)}{explained}"
     assert read_medhal(reply, True) == DIGIT_LABEL[digit], reply
 
 
 @PROPERTY
-@given(st.sampled_from([0, 1]), st.sampled_from(UNMARKED), reasoning_prefix(), st.sampled_from(SEPARATORS))
-def test_medhal_an_unmarked_digit_that_a_sentence_contradicts_is_no_verdict(digit, decoration, prefix, gap):
-    """An unlabelled digit, then a sentence stating the other verdict ("0\n\nThe answer is
-    hallucinated."): the reply names two answers, none marked: INVALID."""
+@given(st.sampled_from([0, 1]), st.sampled_from(DECORATIONS), reasoning_prefix(), st.sampled_from(SEPARATORS))
+def test_medhal_a_digit_that_a_sentence_contradicts_is_no_verdict(digit, decoration, prefix, gap):
+    """A digit, boxed, labelled or bare, then a sentence stating the other verdict ("Answer:
+    0\n\nThe answer is hallucinated."): the reply names two answers and marks neither as
+    its correction: INVALID (precision first; issue 31)."""
     other = "hallucinated" if digit == 0 else "factual"
     reply = f"{prefix}{decoration.format(d=digit)}{gap} The answer is {other}."
     assert read_medhal(reply, True) is None, reply

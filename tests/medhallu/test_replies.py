@@ -169,7 +169,9 @@ MEDHAL_SHAPES = [
     ("At first it looks hallucinated. Therefore the answer is factual.", F),
     ("The answer is factual. Thus, the answer is hallucinated.", H),
     ("In conclusion, the answer is hallucinated. Earlier I said it is factual.", H),
-    ("The answer is hallucinated, though I am not sure.", H),  # definite verdict > abstention
+    # A verdict turned into doubt by "though"/"but" ("1, but I am not sure", mh-285): an
+    # abstention (issue 31: before, a definite verdict ranked above the doubt that follows it).
+    ("The answer is hallucinated, though I am not sure.", N),
     # 5. abstention (offered)
     ("not sure", N),
     ("Not sure.", N),
@@ -218,12 +220,26 @@ MEDHAL_INVALID = [
     "0/1",
     "It is either factual or hallucinated",
     "The answer is hallucinated. The answer is factual.",
-    # non-English verdict words without a digit
-    "Alucinado",
-    "Halluziniert",
-    "Faktisch",
-    "虚构",
+    # verdict words doubted or denied without an alternative
+    "I'm not sure hallucination is the right word.",
+    "Das ist nicht unbedingt halluziniert.",
 ]
+
+MEDHAL_FOREIGN_WORDS = [
+    # Verdict words in other languages are read (issue 31; before, INVALID without a digit).
+    ("Alucinado", H),
+    ("Halluziniert", H),
+    ("Faktisch", F),
+    ("虚构", H),
+    ("Nicht faktisch.", H),
+    ("答案：不是幻觉", F),
+    ("Réponse : hallucinée", H),
+]
+
+
+@pytest.mark.parametrize(("reply", "label"), MEDHAL_FOREIGN_WORDS)
+def test_medhal_reads_verdict_words_in_other_languages(reply, label):
+    assert read_medhal(reply, True) == label
 
 
 @pytest.mark.parametrize(("reply", "label"), MEDHAL_SHAPES)
@@ -526,12 +542,12 @@ def test_an_adjective_said_of_the_answer_within_its_windows_is_a_verdict(reply, 
     assert read_medhal(reply, True) == label
 
 
-def test_only_the_last_fifty_labelled_answers_are_read():
-    # 1 + 50 labels: the 50 read are all "maybe" (no verdict), so the "Answer: 1" before
-    # them is never reached and the reply has no reading (INVALID). With one "maybe" fewer,
-    # "Answer: 1" is the 50th label from the end and is read: hallucinated.
-    assert read_medhal("Answer: 1\n" + "Answer: maybe\n" * 50, True) is None
-    assert read_medhal("Answer: 1\n" + "Answer: maybe\n" * 49, True) == HALLUCINATED
+def test_a_reply_naming_verdicts_more_than_mentions_read_times_is_a_runaway():
+    # MENTIONS_READ verdicts are read; one more, and the reply repeats itself: no reading.
+    from medhal.kit.commitment import MENTIONS_READ
+
+    assert read_medhal("Answer: 1\n" * MENTIONS_READ, True) == HALLUCINATED
+    assert read_medhal("Answer: 1\n" * (MENTIONS_READ + 1), True) is None
 
 
 def test_a_later_labelled_answer_wins_only_when_marked_as_the_correction():
@@ -539,24 +555,18 @@ def test_a_later_labelled_answer_wins_only_when_marked_as_the_correction():
     # one wins when the text before it marks it as a correction ("On reflection").
     assert read_medhal("Hallucination: yes\nAnswer: 0", True) is None
     assert read_medhal("Hallucination: yes\nOn reflection, Answer: 0", True) == FACTUAL
-    # "Answer is0" states 0 and the any-language last-line rule reads the final 1: two
-    # different answers on one line, none marked: no reading.
-    assert read_medhal("Answer is0: 1", True) is None
-    assert read_medhal("Answer is1: 1", True) == HALLUCINATED
 
 
 @pytest.mark.parametrize(
-    ("reply", "label"),
+    "reply",
     [
-        # "if" 40 characters before "unsure" ("If" at 0, "unsure" at 40): a conditional, no
-        # abstention, and nothing else is said: INVALID.
-        ("If the abstract gave no dose I would be unsure.", None),
-        # One character further ("dose," adds a comma: "unsure" at 41): out of the
-        # 40-character reach of a conditional, so the model abstains: not sure.
-        ("If the abstract gave no dose, I would be unsure.", NOT_SURE),
+        "If the abstract gave no dose I would be unsure.",
+        "If the abstract gave no dose, I would be unsure.",
+        "If the abstract gave no dose, which it does not say in the part that was shown, I would be unsure.",
+        "I would be unsure if the abstract gave no dose.",
     ],
 )
-def test_a_conditional_reaches_back_forty_characters_from_an_abstention(reply, label):
-    text = reply.lower()
-    assert text.index("unsure") - text.index("if") in (40, 41)
-    assert read_medhal(reply, True) == label
+def test_a_conditional_abstention_is_no_abstention(reply):
+    # A condition anywhere earlier in the sentence, or after the abstention in it, makes it
+    # hypothetical (issue 31: before, only within 40 characters before it).
+    assert read_medhal(reply, True) is None
