@@ -1,0 +1,91 @@
+"""The `medhal` reading on Med-HALT's generated reply families (`tests/med_halt/families.py`):
+precision on every case, recall per family stated.
+
+WHY (issue 31): a reader tuned to listed shapes fails on the next one; the families apply
+each rule of human reading to every answer form, container, language and decoration. The
+precision test is the one that matters for a reward: no generated reply is read as an
+answer other than the one a careful human reads (INVALID is allowed: it costs recall, not
+trust). Recall is stated per family below, as floors a change may raise, never lower
+without saying why. The whole corpus runs in `make test-slow`; a fixed sample of it,
+spread over every pattern and container, in `make test`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from med_halt.replies import read_medhal
+from tests.families import NOTHING, Case, Outcome, judge, sample
+from tests.med_halt.families import OPTIONS, corpus, ir_corpus
+
+RECALL = {
+    # The share of replies a human reads an answer from that the reading reads, per
+    # commitment pattern, on the whole multiple-choice corpus (measured when written).
+    "pattern plain": 0.9,
+    "pattern conditional, then chosen": 0.9,
+    "pattern restated, same": 0.9,
+    "pattern restated, other": 0.9,
+    "pattern corrected": 0.9,
+    "pattern repeated, same": 0.9,
+}
+IR_RECALL = {"pattern plain": 0.9, "pattern corrected": 0.9, "pattern repeated, same": 0.9}
+SAMPLE = 1500
+
+CASES = corpus()
+IR_CASES = ir_corpus()
+
+
+def read(case: Case) -> str | None:
+    return read_medhal(case.reply, ("cop",), OPTIONS).answer
+
+
+def read_ir(case: Case) -> str | None:
+    return read_medhal(case.reply, ("paper_title",)).answer
+
+
+def check(outcome: Outcome, floors: dict[str, float]) -> None:
+    wrong = "\n".join(
+        f"{c.id}: {c.reply!r} read {r!r}, a human reads {c.expected!r}" for c, r in outcome.wrong[:20]
+    )
+    assert not outcome.wrong, (
+        f"{len(outcome.wrong)} replies read as another answer than a human reads:\n{wrong}"
+    )
+    low = {f: round(outcome.recall(f), 3) for f, floor in floors.items() if outcome.recall(f) < floor}
+    assert not low, f"recall below the stated floor: {low}\n{outcome.table()}"
+
+
+def test_the_corpus_covers_every_family() -> None:
+    """Thousands of replies, every pattern, container, language and noise present."""
+    assert len(CASES) > 50_000 and len(IR_CASES) > 5_000
+    assert {c.pattern for c in CASES} >= {p.removeprefix("pattern ") for p in RECALL} | {
+        "negated",
+        "negated value",
+        "conditional",
+        "retracted",
+        "hedged",
+        "two answers, unmarked",
+    }
+    assert len({c.expression for c in CASES}) >= 10 and len({c.container for c in CASES}) >= 30
+    assert sum(c.expected is NOTHING for c in CASES) > 10_000  # replies a human reads no answer from
+
+
+def test_precision_on_a_fixed_sample() -> None:
+    check(judge(sample(CASES, SAMPLE), read), RECALL)
+
+
+def test_ir_precision_on_a_fixed_sample() -> None:
+    check(judge(sample(IR_CASES, SAMPLE // 3), read_ir), IR_RECALL)
+
+
+@pytest.mark.slow(reason="about 70,000 generated replies through the reader: minutes on a quiet machine")
+def test_precision_on_the_whole_corpus() -> None:
+    outcome = judge(CASES, read)
+    print(outcome.table())
+    check(outcome, RECALL)
+
+
+@pytest.mark.slow(reason="the IR families through the reader")
+def test_ir_precision_on_the_whole_corpus() -> None:
+    outcome = judge(IR_CASES, read_ir)
+    print(outcome.table())
+    check(outcome, IR_RECALL)
