@@ -15,10 +15,11 @@ is INVALID (no verdict could be read).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Literal
 
 from medhal.kit.commitment import Mention, committed
+from medhal.kit.positions import Places
 from medhal.kit.replies import after_leading_reasoning, after_reasoning
 from medhal.kit.tables import answer_cells
 from medhal.kit.vocabulary import fold, phrases, terms, without_footnotes
@@ -83,10 +84,6 @@ def read_strict(reply: str | None, not_sure_offered: bool) -> str | None:
 # by: when two readings are possible, there is none.
 
 
-def _alternation(words: Iterable[str]) -> str:
-    return f"(?:{phrases(words)})"
-
-
 _LABELS = (
     *terms("answer", "verdict"),
     "digit",
@@ -96,65 +93,18 @@ _LABELS = (
     "judgment#",
 )
 """Answer labels in every language (`medhal.kit.vocabulary`), and the prompt's own."""
-_LABEL_WORDS = (*_LABELS, *(w.replace(" ", "_") for w in _LABELS if " " in w))
-_LABEL_END = re.compile(_alternation(_LABEL_WORDS) + r"[\"'#]?\s*(?:[:=\-–—]|->)\s*$")
-"""A folded text ending with an answer label and its separator ("Final answer:",
-'"verdict":', "Ответ:", "答案:")."""
-_LABEL_CELL = re.compile(_alternation(_LABEL_WORDS))
-_ALTERNATIVE_WORDS = (
-    *("or", "but", "though", "although", "not", "possibly", "perhaps", "maybe", "could be"),
-    *("could also be", "might be", "might also be", "may be", "may also be", "rather than"),
-    *("instead of", "rather", "instead", "actually", "correction", "corrected", "wait", "i meant"),
-    *("i mean", "en realidad", "en fait", "eigentlich", "na verdade", "in realtà", "на самом деле"),
-    *("实际上", "其实", "実は", "사실은", "في الواقع", "वास्तव में"),
+_PLACES = Places(
+    _LABELS,
+    leads=(
+        *("answer is", "verdict is", "judgement is", "judgment is", "label is", "output is"),
+        *("classification is", "digit is", "choice is", "response is"),
+    ),
+    followers=terms("factual", "hallucinated", "not_sure"),
+    token="[012]",
 )
-"""Words after which a digit is an answer or an alternative to one, whatever follows it
-("1 or possibly 0", "not 1", "Actually, 1"): a reading must see every alternative."""
-_ALTERNATIVE_END = re.compile(_alternation(_ALTERNATIVE_WORDS) + r"[\s,:]*$")
-_LEAD_WORDS = (
-    *("and", "probably", "likely", "definitely", "clearly", "so", "thus", "therefore", "hence"),
-    *("would be", "should be", "must be", "will be", "answer is", "verdict is", "judgement is"),
-    *("judgment is", "label is", "output is", "classification is", "digit is", "choice is"),
-    *("response is", "it is", "it's", "i would say", "i'd say", "i say", "i would go with"),
-    *("i'd go with", "go with", "i choose", "i pick", "i'll go with", "my guess is", "guess"),
-    *("leaning towards", "lean towards", "leaning toward", "i think", "i believe", "i would answer"),
-    *("i'd answer", "final", "then", "choose", "pick", "is also", "also", "not even", "guess is"),
-    *("bet is", "pick is"),
-)
-_LEAD_END = re.compile(_alternation(_LEAD_WORDS) + r"[\s,:]*$")
-"""A folded text ending with words that put an answer after them ("the answer is", "I would
-say"); what follows the digit must then end it (`_RIGHT`): "it is 2 trials" is no answer."""
-_LEFT_MARK = re.compile(
-    r"(?:[.!?;]|<[^<>/\n]{1,40}>|\\[a-z]+\s*\{|[=|]|->|=>|[→⇒⟶➔➜]|(?<!\d)[012][\s*_`'\")\]]*[,/|])\s*$"
-)
-"""The end of a sentence, an opening tag, a LaTeX command's brace (`\\boxed{`), a table cell,
-an arrow, or another digit with a comma or slash ("0, 1", "0/1") before a digit."""
-_DECORATION = re.compile(r"[\s*_`'\"(\[#$•◦▪▫‣∙►▸▶>-]*$")
-_RIGHT = re.compile(
-    r"[\s*_`'\")\]}$]*(?:$|[.!?;,:)\]}|<=\-–—→(/]|"
-    + _alternation(
-        (
-            *("or", "and", "but", "though", "although", "because", "since", "as", "if", "unless"),
-            *("is possible", "is also possible", "could", "might", "would", "seems", "however"),
-            *("cannot", "can't", "can not", "may", "remains", "is plausible"),
-            *("then", "otherwise", "for", "means"),
-            *terms("factual", "hallucinated", "not_sure"),
-        )
-    )
-    + ")"
-)
-"""What may follow a verdict digit on its line: nothing, punctuation, an explanation's dash
-or bracket, a closing tag, a connective, a verdict word ("1 hallucinated")."""
-_RIGHT_OF_WORD = re.compile(
-    r"[\s*_`'\")\]}$]*(?:$|[.!?;,:)\]}|<(\-–—]|(?:or|but|though|although|however|is\s+(?:also\s+)?possible|"
-    r"cannot|can't|can\s+not|might|may|could|remains|is\s+also|is\s+plausible|seems)\b)"
-)
-"""What may follow an adjective verdict standing alone ("Factual.", "correct or possibly
-..."): not a noun it qualifies ("correct dosing"), nor "as" ("True as it may be, ...")."""
+"""Where a MedHallu reply puts its verdict (`medhal.kit.positions`)."""
 _DIGIT = re.compile(r"(?<![^\W_]|[.+\-])[012](?![^\W_]|[.,]\d)")
 """A lone 0, 1 or 2 (emphasis underscores around it allowed; not part of a number or word)."""
-_LIST_MARK = re.compile(r"[.)][ \t]+\S")
-_SENTENCE_AFTER = re.compile(r"[*_`'\")\]]*[ \t]+[A-Z]")
 _ENGLISH = re.compile(
     r"(?<![\w])(?:(hallucinat\w*|fabricat\w*|nonfactual)|(factual(?:ly\s+correct)?|accurate|correct|true|"
     r"supported)|(inaccurate|incorrect|false|wrong|untrue|unsupported))(?!\w)"
@@ -218,50 +168,11 @@ def _mention(start: int, end: int, label: str) -> Mention[str]:
     return Mention(start, end, label, opposite)
 
 
-def _answer_position(text: str, folded: str, start: int, end: int) -> bool:
-    """Whether a digit stands where a reply puts its answer: after a line start, an answer
-    label, an opening tag or box, a table cell, an arrow, another digit and a comma, or the
-    words of `_LEAD_WORDS`; followed by what `_RIGHT` allows. A list item's number ("1. The
-    question ...", beside a 0. or 2. item) is not an answer. A capitalised word after the
-    digit starts a new sentence ("0 The answer is ..."), which `_RIGHT` does not list."""
-    line_start = folded.rfind("\n", max(0, start - 160), start) + 1
-    before = folded[max(line_start, start - 80) : start]
-    line_end = folded.find("\n", end, end + 80)
-    after = folded[end : line_end if line_end != -1 else end + 80]
-    bare = before[: len(before) - len(_DECORATION.search(before).group())]  # type: ignore[union-attr]
-    if _ALTERNATIVE_END.search(bare):
-        return True
-    if not (_RIGHT.match(after) or _SENTENCE_AFTER.match(text, end)):
-        return False
-    if not bare.strip():
-        return not (_LIST_MARK.match(after) and _listed(folded, int(folded[start]), start))
-    return _lead_before(before, bare)
-
-
-def _lead_before(before: str, bare: str) -> bool:
-    """Whether the text before an answer (on its line; `bare`: without decoration) puts an
-    answer after it: a mark of `_LEFT_MARK`, an answer label, a comma, or a word of
-    `_LEAD_WORDS`."""
-    return (
-        any(pattern.search(part) for pattern in (_LEFT_MARK, _LABEL_END) for part in (before, bare))
-        or bool(_LEAD_END.search(bare) or _ALTERNATIVE_END.search(bare))
-        or bare.rstrip().endswith(",")
-    )
-
-
-def _listed(folded: str, number: int, at: int) -> bool:
-    """Whether a neighbour item (the one numbered before or after) starts a line nearby."""
-    near = folded[max(0, at - 2000) : at + 2000]
-    return any(
-        re.search(rf"(?:^|\n)[ \t*#>-]*{k}[.)][ \t]+\S", near) for k in (number - 1, number + 1) if k >= 0
-    )
-
-
 def _digits(text: str, folded: str) -> list[Mention[str]]:
     return [
         Mention(m.start(), m.end(), DIGITS[m.group()])  # a denied digit asserts nothing: no opposite
         for m in _DIGIT.finditer(folded)
-        if _answer_position(text, folded, m.start(), m.end())
+        if _PLACES.holds(text, folded, m.start(), m.end())
     ]
 
 
@@ -281,17 +192,10 @@ def _said_of_answer(folded: str, start: int, end: int) -> bool:
     be wrong")."""
     if folded[max(0, start - 4) : start] in ("non-", "non "):
         return True
-    line_start = folded.rfind("\n", max(0, start - 160), start) + 1
-    before = folded[max(line_start, start - 80) : start]
-    cut = max((m.end() for m in _CLAUSE.finditer(before)), default=0)
-    bare = before[: len(before) - len(_DECORATION.search(before).group())]  # type: ignore[union-attr]
-    line_end = folded.find("\n", end, end + 80)
     words = _clause_before(folded, start)
     if _SPEAKERS & set(words[-3:]):
         return False  # "I could be wrong", "we are correct"
-    if _RIGHT_OF_WORD.match(folded[end : line_end if line_end != -1 else end + 80]) and (
-        not bare[cut:].strip(" not") or _lead_before(before, bare)
-    ):
+    if _PLACES.holds_word(folded, start, end):
         return True
     copula = next(
         (
@@ -368,10 +272,6 @@ def _key_spans(folded: str) -> list[tuple[int, int]]:
     return [m.span() for m in pairs] if len(meanings) > 1 else []
 
 
-def _is_label(cell: str) -> bool:
-    return _LABEL_CELL.fullmatch(fold(cell)) is not None
-
-
 def mentions(text: str, vocabulary: Vocabulary = "digits") -> list[Mention[str]]:
     """Every verdict the reply names, where it names it (see the section comment), except
     those inside the prompt's key echoed and inside a table's cells that are not its answer
@@ -383,7 +283,7 @@ def mentions(text: str, vocabulary: Vocabulary = "digits") -> list[Mention[str]]
     # wins its place over the same word read as an adjective ("false")
     # The key of a yes/no label ("Hallucination: no") names the question, not a verdict.
     excluded = [m.span(1) for m in _YES_NO.finditer(folded)]
-    excluded += _key_spans(folded) + answer_cells(folded, _is_label)[1]
+    excluded += _key_spans(folded) + answer_cells(folded, _PLACES.is_label)[1]
     return [m for m in found if not any(a <= m.start < b for a, b in excluded)]
 
 
