@@ -20,9 +20,15 @@ regurgitation, 2 Mitral stenosis, 3 None of the above, numbered as the prompt nu
 from __future__ import annotations
 
 import json
+
 from tests.families import NOTHING, Case, Container, Expression, Noise, compose, noises, patterns
 
-OPTIONS = {"0": "Aortic stenosis", "1": "Mitral regurgitation", "2": "Mitral stenosis", "3": "None of the above"}
+OPTIONS = {
+    "0": "Aortic stenosis",
+    "1": "Mitral regurgitation",
+    "2": "Mitral stenosis",
+    "3": "None of the above",
+}
 LETTERS = "ABCD"
 
 
@@ -79,7 +85,9 @@ def _option_row(x: Expression, mark: str) -> str | None:
             rows.append(f"| {index} | {option} | {'✓' if chosen else ''} |")
         else:
             rows.append(f"| **{index}** | **{option}** |" if chosen else f"| {index} | {option} |")
-    header = "| Index | Option | Correct |\n|---|---|---|" if mark == "tick" else "| Index | Option |\n|---|---|"
+    header = (
+        "| Index | Option | Correct |\n|---|---|---|" if mark == "tick" else "| Index | Option |\n|---|---|"
+    )
     return header + "\n" + "\n".join(rows)
 
 
@@ -121,7 +129,9 @@ def containers() -> list[Container]:
     for language, (answer, correct) in LABELS.items():
         colon = COLONS.get(language, ": ")
         found.append(Container(f"label {language}", lambda x, a=answer, c=colon: f"{a}{c}{x.text}"))
-        found.append(Container(f"correct answer label {language}", lambda x, a=correct, c=colon: f"{a}{c}{x.text}"))
+        found.append(
+            Container(f"correct answer label {language}", lambda x, a=correct, c=colon: f"{a}{c}{x.text}")
+        )
     return found
 
 
@@ -134,7 +144,8 @@ def _letter_cases(noise_list: list[Noise]) -> list[Case]:
             if answer is None:
                 continue
             cases += [
-                Case(noise.apply(answer), NOTHING, x.form, container.name, "plain", noise.name) for noise in noise_list
+                Case(noise.apply(answer), NOTHING, x.form, container.name, "plain", noise.name)
+                for noise in noise_list
             ]
     return cases
 
@@ -196,7 +207,10 @@ def ir_containers() -> list[Container]:
         return "No" if x.form == "unknown" else "Yes"
 
     found = [
-        Container("json", lambda x: json.dumps({"is_paper_exists": flag(x), "paper_title": x.text}, ensure_ascii=False)),
+        Container(
+            "json",
+            lambda x: json.dumps({"is_paper_exists": flag(x), "paper_title": x.text}, ensure_ascii=False),
+        ),
         Container("python dict", lambda x: repr({"is_paper_exists": flag(x), "paper_title": x.text})),
         Container("paper_title tag", lambda x: f"<paper_title>{x.text}</paper_title>"),
         Container(
@@ -211,4 +225,3 @@ def ir_containers() -> list[Container]:
 
 def ir_corpus() -> list[Case]:
     return list(compose(ir_expressions(), ir_containers(), patterns(), noises()))
-

@@ -15,24 +15,42 @@ from __future__ import annotations
 import pytest
 
 from med_halt.replies import read_medhal
+from med_halt.rows import normalize_text
 from tests.families import NOTHING, Case, Outcome, judge, sample
 from tests.med_halt.families import OPTIONS, corpus, ir_corpus
 
 RECALL = {
     # The share of replies a human reads an answer from that the reading reads, per
-    # commitment pattern, on the whole multiple-choice corpus (measured when written).
-    "pattern plain": 0.9,
-    "pattern conditional, then chosen": 0.9,
-    "pattern restated, same": 0.9,
-    "pattern restated, other": 0.9,
-    "pattern corrected": 0.9,
-    "pattern repeated, same": 0.9,
+    # commitment pattern, on the whole multiple-choice corpus (measured when written:
+    # 97.8% to 98.3%; what is missed is mostly a dict a noise made unparseable, full-width
+    # colons, read as no answer).
+    "pattern plain": 0.97,
+    "pattern conditional, then chosen": 0.97,
+    "pattern restated, same": 0.97,
+    "pattern restated, other": 0.97,
+    "pattern corrected": 0.97,
+    "pattern repeated, same": 0.97,
 }
-IR_RECALL = {"pattern plain": 0.9, "pattern corrected": 0.9, "pattern repeated, same": 0.9}
+IR_RECALL = {  # measured when written: 98.9% each
+    "pattern plain": 0.98,
+    "pattern corrected": 0.98,
+    "pattern repeated, same": 0.98,
+    "pattern restated, other": 0.98,
+}
 SAMPLE = 1500
 
 CASES = corpus()
-IR_CASES = ir_corpus()
+IR_CASES = [
+    Case(
+        c.reply,
+        normalize_text(c.expected) if c.expected else c.expected,
+        c.expression,
+        c.container,
+        c.pattern,
+        c.noise,
+    )
+    for c in ir_corpus()
+]
 
 
 def read(case: Case) -> str | None:
@@ -40,7 +58,10 @@ def read(case: Case) -> str | None:
 
 
 def read_ir(case: Case) -> str | None:
-    return read_medhal(case.reply, ("paper_title",)).answer
+    """The title read, as the IR sets compare titles (`normalize_text`: case, punctuation
+    and spacing aside; a noise may write a title's colon full-width)."""
+    answer = read_medhal(case.reply, ("paper_title",)).answer
+    return None if answer is None else normalize_text(answer)
 
 
 def check(outcome: Outcome, floors: dict[str, float]) -> None:
@@ -77,7 +98,7 @@ def test_ir_precision_on_a_fixed_sample() -> None:
     check(judge(sample(IR_CASES, SAMPLE // 3), read_ir), IR_RECALL)
 
 
-@pytest.mark.slow(reason="about 70,000 generated replies through the reader: minutes on a quiet machine")
+@pytest.mark.slow(reason="about 155,000 generated replies through the reader: minutes on a quiet machine")
 def test_precision_on_the_whole_corpus() -> None:
     outcome = judge(CASES, read)
     print(outcome.table())

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import itertools
 import json
 import re
@@ -32,9 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from med_halt.rows import normalize_text, option_key, same_option
-from medhal.kit.containers import inner_dicts, tables, tag_name, tag_values
+from medhal.kit.commitment import Mention, committed
+from medhal.kit.containers import inner_dicts, tag_name, tag_values
+from medhal.kit.positions import Places
 from medhal.kit.replies import (
-    RETRACTED,
     TRANSLATED_ANSWER_LABELS,
     after_leading_reasoning,
     after_reasoning,
@@ -42,10 +44,9 @@ from medhal.kit.replies import (
     label_pattern,
     labelled,
     last_of,
-    retraction,
-    settled,
-    without_fences,
 )
+from medhal.kit.tables import answer_cells
+from medhal.kit.vocabulary import fold, normalize, terms
 
 JSON, PYTHON, KEY_VALUE, LABEL, REGEX = "json", "python", "key-value", "label", "authors-regex"
 
@@ -317,6 +318,8 @@ class _Spans:
         whole text)."""
         self.ends: dict[int, list[int]] = {start: [end] for start, end in spans}
         self._all_cuts = False
+        self._dicts: list[tuple[int, int]] | None = None
+        self._first: Reading | None = None
 
     def _more_cuts(self) -> None:
         if self._all_cuts:
@@ -352,6 +355,29 @@ class _Spans:
         end = _tolerant_end(self.ends[start], len(self.text))
         return end, key_values(self.text[start:end]) or None, KEY_VALUE
 
+    def dicts(self) -> list[tuple[int, int]]:
+        """The spans (of the first `DICTS_READ` that could be dicts) that parse as literal
+        dicts: structured text, where no answer is looked for outside its keys."""
+        if self._dicts is None:
+            self._dicts = []
+            candidates = [
+                start
+                for start in self.starts()
+                if ":" in self.text[start : self.ends[start][0]]
+                or not self.text[start + 1 : self.ends[start][0] - 1].strip()
+            ]
+            for start in candidates[:DICTS_READ]:
+                end, fields, method = self.literal(start)
+                if fields is not None:
+                    self._dicts.append((start, end))
+                    self._first = self._first or Reading(fields, None, None, method)
+        return self._dicts
+
+    def first_dict(self) -> Reading | None:
+        """The first span that parses as a literal dict, with no answer."""
+        self.dicts()
+        return self._first
+
     def mentions(self, start: int, keys: tuple[str, ...]) -> bool:
         """Whether the longest cut at `start` holds one of `keys` as text (a cheap test
         before parsing: spans that cannot hold an answer are not parsed)."""
@@ -381,12 +407,13 @@ class _Stated:
     """An answer was written but names no option (a lone letter, two options)."""
 
 
-def _dicts(spans: _Spans, keys: tuple[str, ...], choices: Choices) -> list[_Stated] | None:
+def _dicts(spans: _Spans, keys: tuple[str, ...], choices: Choices) -> tuple[list[_Stated] | None, int]:
     """What each dict holding an answer key (or, with the item's options, an index key)
     states, in order, among the dicts before the model starts inventing further examples
     ("Stop Here", "Input:"): an echo of the prompt's template comes before the answer,
-    invented examples after it. None when no dict holds a key; [] for a runaway reply
-    (more than `DICTS_READ` answer dicts, or `SPANS_READ` spans before the cut)."""
+    invented examples after it. With where the reply's own part ends (the cut). None when
+    no dict holds a key; [] for a runaway reply (more than `DICTS_READ` answer dicts, or
+    `SPANS_READ` spans before the cut)."""
     text = spans.text
     index_keys = tuple(f"{key}_index" for key in keys) if choices else ()
     wanted = keys + index_keys
@@ -397,17 +424,40 @@ def _dicts(spans: _Spans, keys: tuple[str, ...], choices: Choices) -> list[_Stat
             continue
         end, fields, method = spans.read(start)
         read_to = end
-        for inner in _answer_fields(fields or {}, wanted, method):
-            if not stated:
-                first_end = text.find("}", start)
-                invented = _INVENTED.search(text, first_end if first_end != -1 else start)
-                cut = invented.start() if invented else len(text)
-            if len(stated) == DICTS_READ:
-                return []
-            stated.append(_dict_states(start, end, Reading(inner, None, None, method), keys, choices))
+        inner = [
+            _dict_states(start, end, Reading(fields, None, None, method), keys, choices)
+            for fields in _answer_fields(fields or {}, wanted, method)
+        ]
+        if not inner and fields is None and _KEY_TEXT.search(text, start, end) is not None:
+            # A dict naming the answer key that no reading can parse: stated, unreadable.
+            inner = [_Stated(start, end, NO_ANSWER, names_nothing=True)]
+        if not inner:
+            continue
+        if not stated:
+            cut = _cut(text, start)
+        if len(stated) + len(inner) > DICTS_READ:
+            return [], cut
+        answers = {None if s.names_nothing else option_key(s.reading.answer or "") for s in inner}
+        if len(inner) > 1 and len(answers) > 1:  # nested answers that differ: one statement naming none
+            inner = [_Stated(start, end, inner[-1].reading, names_nothing=True)]
+        stated += inner[-1:] if len(inner) > 1 else inner
     if spans.stopped_at is not None and spans.stopped_at < cut:
-        return []
-    return stated or None
+        return [], cut
+    return stated or None, cut
+
+
+_KEY_TEXT = re.compile(
+    r"""["'\\]\s*(?:cop|paper_title|url|correct[ _]answer|answer|corrent_answer)\s*\\?["']""", re.I
+)
+"""An answer key written as a quoted key (of any set), where a dict failed to parse."""
+
+
+def _cut(text: str, first_answer: int) -> int:
+    """Where the model starts inventing further examples after its first answer (the
+    first "}" after it, for a dict: "Stop Here" quoted inside it is no cut)."""
+    first_end = text.find("}", first_answer)
+    invented = _INVENTED.search(text, first_end if first_end != -1 else first_answer)
+    return invented.start() if invented else len(text)
 
 
 def _dict_states(start: int, end: int, reading: Reading, keys: tuple[str, ...], choices: Choices) -> _Stated:
@@ -418,7 +468,7 @@ def _dict_states(start: int, end: int, reading: Reading, keys: tuple[str, ...], 
     value = str(found[1]).strip()
     if _placeholder(value, choices):
         return _Stated(start, end, _by_index(reading, keys, choices))
-    resolved = _resolve(value, choices, bare=False)
+    resolved = _value(value, choices, _names_an_option(value, choices))
     if resolved is None:
         return _Stated(start, end, reading, names_nothing=True)
     return _Stated(start, end, Reading(reading.fields, found[0], resolved, reading.method))
@@ -549,7 +599,9 @@ def _resolve(value: str, choices: Choices, bare: bool) -> str | None:
 
 
 def _clean(value: str) -> str:
-    return value.strip().strip("*`'\".").strip()
+    """A value without the marks around it (emphasis, code, quotes, a final period, and the
+    end of a dict it was cut from: `Unknown"}`)."""
+    return value.strip().strip("*`'\".,}").strip()
 
 
 def _answer_value(value: str | None) -> str | None:
@@ -567,122 +619,252 @@ _TAG_NAMES = frozenset(
     | {"option", "choice", "selected_option", "output", "result", "response", "solution"}
 )
 """Tag names that hold an answer (`tag_name` form), besides the set's own keys."""
-_TABLE_LABELS = frozenset(normalize_text(w) for w in (*_ANSWER_WORDS, *TRANSLATED_ANSWER_LABELS))
-_TICKS = {"✓", "✔", "✅", "☑", "✔️", "☑️", "[x]", "x"}
-_CORRECT_WORDS = {
-    "correct",
-    "correct?",
-    "is correct",
-    "answer",
-    "chosen",
-    "selected",
-    "choice",
-    "your answer",
-}
-_YES = {"yes", "true", "correct", "✓"}
+_FENCE_MARK = re.compile(r"```[\w+-]*")
+_LEADS = (
+    *("correct answer is", "right answer is", "final answer is", "best answer is", "correct option is"),
+    *("correct answer would be", "correct answer:"),
+)
+"""Words after which an option is the answer ("The correct answer is Mitral stenosis"); not
+"the answer is", which explanations say of the student's answer."""
+_OTHER_NAMED = re.compile(
+    r"(?:[,;(]|^|\n)[\s>*•-]*(?:but|though|although|or)\b[^\n]{0,80}?\b(?:could|might|may|possibly|maybe|perhaps|"
+    r"possible|plausible)\b|\bor\s+(?:possibly|maybe|perhaps)\b|(?:cannot|can't|can\s+not)\s+be\s+ruled\s+out",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""Words that name another answer as possible ("X, but it could be Y", "X or possibly Y",
+"Y cannot be ruled out"): where the other answer is no option of the item, the reading
+cannot see it, so the words themselves leave no answer. (A title's own "may be" is none.)"""
+_CROSS = re.compile(r"(?<=\|)[ \t*_]*(?:✗|✘|❌|✖|×|no|false)[ \t*_]*(?=\|)")
+"""A table cell marking its row not chosen: blank, as `answer_cells` looks for a tick column
+(its other rows empty)."""
+_DENIED_INDEX = re.compile(r"\b(?:not|no|never)\W+(?:option\s+)?[(\[]?\d{1,3}\b", re.IGNORECASE)
+"""An index denied inside a value ("not 2"): it names no one answer."""
+_COLON_BEFORE = re.compile(r":[ \t*_`'\"]*$")
+_ENDS_ITS_SENTENCE = re.compile(r"[ \t*_`'\")\]]*(?:$|\n|[.!?;,])")
+"""An option after a colon that ends its sentence ("Let me correct that: X") stands as an
+answer."""
+_JOINED = re.compile(r"(?:[/|&+]|\b(?:and|or|vs\.?|versus)\b)[\s*_`'\"]*$")
+"""Before an option joined to another in a list ("A / B", "A and B")."""
+_ANSWER_TERMS = (*terms("answer"), "correct option", "chosen option", "final answer")
 
 
-def _label_words(keys: tuple[str, ...]) -> frozenset[str]:
-    return _TABLE_LABELS | {normalize_text(k) for k in keys}
+@functools.lru_cache(maxsize=16)
+def _places(keys: tuple[str, ...]) -> Places:
+    """Where a set's answers stand: after an answer label (in any language), the set's own
+    keys, a title or link label for the IR sets, "the correct answer is", a tag, a box, a
+    table cell, alone on a line (`medhal.kit.positions`)."""
+    labels = [*_ANSWER_TERMS, *(k.lower() for k in keys)]
+    if any("title" in k.lower() for k in keys):
+        labels += terms("title")
+    if any(k.lower() == "url" for k in keys):
+        labels += terms("url")
+    return Places(labels, _LEADS, (), r"\d{1,3}")
 
 
-def _tags(text: str, keys: tuple[str, ...]) -> list[tuple[int, int, str]]:
-    names = _TAG_NAMES | {tag_name(k.replace(" ", "_")) for k in keys}
-    return tag_values(text, names)[-EXPRESSIONS_READ:]
+_INDEX_MARK = (
+    r"(?:option\s+|choice\s+)?(?:[(\[]\s*(?P<{name}>\d{{1,3}})\s*[)\]]|(?P<{name}2>\d{{1,3}})\s*[.):-])"
+)
+_LETTER_MARK = r"(?:option\s+|choice\s+)?(?:[(\[]\s*[a-j]\s*[)\]]|[a-j]\s*[.):-])"
 
 
-def _is_bold(cell: str) -> bool:
-    return len(cell) > 4 and cell.startswith("**") and cell.endswith("**")
+@functools.lru_cache(maxsize=64)
+def _option_pattern(options: tuple[str, ...]) -> re.Pattern[str] | None:
+    """An option as replies write it (on `fold`ed text): its text (final punctuation and
+    marks aside, any run of spaces between its words), longest first, at word boundaries,
+    after an index or a letter ("(2) ", "2. ", "Option 2: ", "C. ") or before one in
+    brackets ("(2)", "(C)"); or an index alone."""
+    words = sorted({fold(option_key(o)) for o in options if option_key(o)}, key=len, reverse=True)
+    if not words:
+        return None
+    texts = "|".join(r"\s+".join(re.escape(w) for w in word.split()) for word in words)
+    before = f"(?:{_INDEX_MARK.format(name='pre')}|{_LETTER_MARK})[ \t]*"
+    after = r"[ \t]*(?:[(\[]\s*(?:option\s+)?(?:(?P<post>\d{1,3})|[a-j])\s*[)\]])"
+    return re.compile(
+        rf"(?<![\w])(?:{before})?(?P<text>{texts})(?![\w])(?:{after})?"
+        rf"|(?<![\w.,])(?P<index>\d{{1,3}})(?![\w]|[.,]\d)"
+    )
 
 
-def _row_option(cells: tuple[str, ...], choices: Choices) -> str | None:
-    """The option a table row names: a cell holding an option's text, else an index cell."""
-    by_key = {option_key(option): option for option in choices.values()}
-    for cell in cells:
-        if option_key(cell) in by_key:
-            return by_key[option_key(cell)]
-    for cell in cells:
-        option = _index(_clean(cell), choices)
-        if option is not None:
-            return option
-    return None
+def _occurrence(match: re.Match[str], choices: Choices, by_key: dict[str, str]) -> tuple[bool, str | None]:
+    """(whether it is an option at all, the option it names: None when its text and its
+    index name two different options)."""
+    if match.group("text") is None:
+        option = choices.get(str(int(match.group("index"))))
+        return option is not None, option
+    option = by_key.get(" ".join(match.group("text").split()))
+    for index in (match.group("pre"), match.group("pre2"), match.group("post")):
+        if index is not None and choices.get(str(int(index))) not in (None, option):
+            return True, None
+    return option is not None, option
 
 
-def _table_answers(text: str, keys: tuple[str, ...], choices: Choices) -> list[tuple[int, int, str]]:
-    """Answers in Markdown tables: a row labelled with an answer word or the set's key
-    ("| Answer | Mitral stenosis |"), the cells of a column headed by one, and, with the
-    item's options, the option of the one ticked row (✓, or "Yes" in a column headed
-    "Correct") or, without ticks, of the one bold row."""
-    labels = _label_words(keys)
-    found: list[tuple[int, int, str]] = []
-    for table in tables(text):
-        for row in table.rows:
-            if len(row.cells) >= 2 and normalize_text(row.cells[0]) in labels and row.cells[1]:
-                found.append((row.start, row.end, row.cells[1]))
-        header = table.header.cells if table.header else ()
-        column = next((n for n, cell in enumerate(header) if normalize_text(cell) in labels), None)
-        if column is not None:
-            found += [
-                (r.start, r.end, r.cells[column])
-                for r in table.rows
-                if len(r.cells) > column and r.cells[column]
-            ]
-        if choices:
-            found += _marked_rows(table, header, choices)
-    return sorted(found)[-EXPRESSIONS_READ:]
+def _inside(spans: list[tuple[int, int]], start: int) -> bool:
+    """Whether a position falls inside one of `spans` (a dict's text, a table's other cells)."""
+    return any(a <= start < b for a, b in spans)
 
 
-def _marked_rows(table: Any, header: tuple[str, ...], choices: Choices) -> list[tuple[int, int, str]]:
-    verdict_columns = {n for n, cell in enumerate(header) if _clean(cell).lower() in _CORRECT_WORDS}
-
-    def ticked(cells: tuple[str, ...]) -> bool:
-        return any(
-            _clean(cell).lower() in _TICKS or (n in verdict_columns and _clean(cell).lower() in _YES)
-            for n, cell in enumerate(cells)
-        )
-
-    rows = [row for row in table.rows if ticked(row.cells)]
-    if not rows:
-        bold = [row for row in table.rows if any(_is_bold(cell) for cell in row.cells)]
-        rows = bold if len(bold) < len(table.rows) else []
-    found = []
-    for row in rows:
-        option = _row_option(tuple(_clean(c) for c in row.cells), choices)
-        found.append((row.start, row.end, option if option is not None else ""))
-    return found
+@dataclass(frozen=True)
+class _Found:
+    mentions: list[Mention[str | None]]
+    readings: dict[str | None, Reading]
+    """The reading of each value (the last one found)."""
 
 
-_TAIL = 65_536
+def _text_answers(
+    text: str, keys: tuple[str, ...], choices: Choices, excluded: list[tuple[int, int]]
+) -> tuple[list[tuple[Mention[str | None], Reading]], bool]:
+    """The answers a reply names outside its dicts (`excluded`), as mentions for
+    `medhal.kit.commitment.committed`: every option (its text, or its index) standing where
+    replies put an answer (`medhal.kit.positions.Places`: after a label in any language, a
+    tag, a box, a table cell, "the correct answer is", an alternative word such as "or",
+    "but it could be", "not", "Actually", or alone on a line); and the value of each
+    label, tag, box, table answer cell or stated answer that holds no option: a lone letter
+    or several options name nothing (a mention of None), another text is read as written
+    (None when it names another answer beside it: "X, but it could be Y"). With whether
+    any of them is explicit (a statement, or an option alone on its line): options found
+    only by the words around them in prose may spoil or correct an answer, not make one."""
+    plain = normalize(_FENCE_MARK.sub(lambda m: " " * len(m.group()), text))
+    folded = fold(plain)
+    places = _places(keys)
+    cells, other_cells = answer_cells(_CROSS.sub(lambda m: " " * len(m.group()), folded), places.is_label)
+    excluded = excluded + other_cells
+    found: list[tuple[Mention[str | None], Reading]] = []
+    occurrences: list[tuple[int, int, bool, str | None]] = []
+    explicit = False
+    pattern = _option_pattern(tuple(choices.values())) if choices else None
+    by_key = {fold(option_key(o)): o for o in choices.values()}
+    if pattern is not None:
+        for match in itertools.islice(pattern.finditer(folded), MENTIONS_SEEN):
+            start, end = match.span()
+            if _inside(excluded, start):
+                continue
+            is_option, option = _occurrence(match, choices, by_key)
+            if not is_option:
+                continue
+            joined = _JOINED.search(folded, max(0, start - 40), start) is not None
+            after_colon = _COLON_BEFORE.search(folded, max(0, start - 40), start) is not None and bool(
+                _ENDS_ITS_SENTENCE.match(folded, end)
+            )
+            held = joined or after_colon or places.holds(plain, folded, start, end)
+            occurrences.append((start, end, held, option))
+            explicit = explicit or _ALONE.fullmatch(_line(folded, start, end)) is not None
+            if held:
+                value = None if option is None else option_key(option)
+                found.append(
+                    (Mention(start, end, value), _label_reading(keys, option) if option else NO_ANSWER)
+                )
+    for start, end, raw in _statements(plain, folded, keys, cells):
+        inside = [(a, b, held, option) for a, b, held, option in occurrences if start <= a and b <= end]
+        if _inside(excluded, start):
+            continue  # a dict's text
+        explicit = explicit or bool(inside)
+        if inside and not inside[0][2] and not plain[start : inside[0][0]].strip(" \t*_`'\"\\([{"):
+            a, b, _, option = inside[0]  # an option opening the statement's value: its answer
+            found.append((Mention(a, b, option and option_key(option)), _label_reading(keys, option)))
+            continue
+        if any(held for _, _, held, _ in inside):
+            continue  # an option said where answers stand (found above)
+        value = _answer_value(raw)
+        if value is None or _placeholder(value, choices):
+            continue
+        explicit = True
+        resolved = _value(value, choices, bool(inside))
+        found.append((Mention(start, end, resolved and option_key(resolved)), _label_reading(keys, resolved)))
+    if not choices:
+        for hedge in itertools.islice(_OTHER_NAMED.finditer(plain), MENTIONS_SEEN):
+            if not _inside(excluded, hedge.start()) and not any(
+                a <= hedge.start() < b for (m, _) in found for a, b in [(m.start, m.end)]
+            ):
+                found.append((Mention(hedge.start(), hedge.end(), None), NO_ANSWER))
+    return found, explicit
 
 
-def _last_labels(text: str) -> list[tuple[int, str]]:
-    """`labelled(text, _ANSWER_LABEL, last=EXPRESSIONS_READ)`, read on the text's last 64 KB
-    first: when those hold that many labels (past the 200 characters a label may look
-    back at), they are the last ones, and a runaway generation of labels is not scanned
-    whole."""
-    if len(text) > _TAIL:
-        offset = len(text) - _TAIL
-        tail = text[offset:]
-        last = deque(_ANSWER_LABEL.finditer(tail), maxlen=EXPRESSIONS_READ)
-        if len(last) == EXPRESSIONS_READ and last[0].start() >= 200:
-            found = labelled(tail, _ANSWER_LABEL, last=EXPRESSIONS_READ)
-            return [(offset + position, value) for position, value in found]
-    return list(labelled(text, _ANSWER_LABEL, last=EXPRESSIONS_READ))
+_ALONE = re.compile(r"[\s>*•#_`'\"-]*x[\s*_`'\".]*")
+"""A line holding nothing but one option (`_line` writes it as x)."""
 
 
-def _expressions(text: str, keys: tuple[str, ...], choices: Choices) -> list[tuple[int, int, str]]:
-    """Every explicit answer outside a dict, in order: tags, `\\boxed{…}`, table rows,
-    labels ("Final answer: …"). One that holds another gives way to it ("Answer:
+def _line(folded: str, start: int, end: int) -> str:
+    """The line of [start, end), the option written as x (a bounded stretch each side)."""
+    line_start = folded.rfind("\n", max(0, start - 80), start) + 1
+    line_end = folded.find("\n", end, end + 80)
+    if line_start == 0 and start > 80:
+        return "?"  # a longer line
+    return folded[line_start:start] + "x" + folded[end : line_end if line_end != -1 else end + 80]
+
+
+def _names_an_option(value: str, choices: Choices) -> bool:
+    """Whether an option's text stands somewhere inside the value."""
+    pattern = _option_pattern(tuple(choices.values())) if choices else None
+    return pattern is not None and any(
+        m.group("text") is not None for m in itertools.islice(pattern.finditer(fold(value)), 4)
+    )
+
+
+def _value(value: str, choices: Choices, names_an_option: bool) -> str | None:
+    """A stated value (a dict's, a label's, a tag's ...) read against the options
+    (`_resolve`); a value that is no option reads as written, unless it names an option
+    inside (`names_an_option`), denies (with options: "not 2") or names another answer as
+    possible ("X, but it could be Y"): then it names no one answer (None)."""
+    resolved = _resolve(value, choices, bare=False)
+    if resolved is None or resolved != value or resolved in choices.values():
+        return resolved
+    if names_an_option or _OTHER_NAMED.search(value) or (choices and _DENIED_INDEX.search(value)):
+        return None
+    return value
+
+
+def _label_reading(keys: tuple[str, ...], answer: str | None) -> Reading:
+    if answer is None:
+        return NO_ANSWER
+    answer = answer.strip()
+    return Reading({keys[0]: answer}, keys[0], answer, LABEL)
+
+
+_LABEL_ROW = re.compile(r"^[ \t>*•-]*\|(?P<label>[^|\n]{1,60})\|(?P<value>[^|\n]{1,300})\|", re.MULTILINE)
+"""A table row `| <answer label> | <value> |`, also alone (outside a table `answer_cells`
+recognises: a row under a broken header)."""
+_SEPARATOR_LINE = re.compile(r"[ \t>*•-]*\|?[ \t]*:?-{2,}")
+"""The line under a table's header row."""
+_HEADING = re.compile(
+    r"^[ \t>*-]*#{1,6}[ \t]*(?P<label>[^\n#]{1,40}?)[ \t:]*\n\s*(?P<value>\S[^\n]{0,300})", re.M
+)
+
+
+def _statements(
+    plain: str, folded: str, keys: tuple[str, ...], cells: list[tuple[int, int]]
+) -> list[tuple[int, int, str]]:
+    """(start, end, value) of every explicit answer outside dicts: tags, boxes, table
+    answer cells, labels, headings and "the correct answer is ..." (the last
+    `EXPRESSIONS_READ` of each kind). One that holds another gives way to it ("Answer:
     \\boxed{X}" is the box)."""
-    plain_text = without_fences(text)
-    found = [(*tag, 0) for tag in _tags(plain_text, keys)]
-    if plain_text.count("\\boxed") + plain_text.count("\\fbox") > BOXES_SEEN:
-        return [(0, len(text), "")]  # a runaway generation of boxes: one statement naming nothing
-    found += [(start, end, content, 0) for start, end, content in boxed_all(plain_text)]
-    found += [(*row, 0) for row in _table_answers(plain_text, keys, choices)]
-    for start, value in _last_labels(plain_text):
-        value_start = plain_text.find(value, start)  # the label before it may mark a correction
+    found = [
+        (*tag, 0) for tag in tag_values(plain, _TAG_NAMES | {tag_name(k.replace(" ", "_")) for k in keys})
+    ]
+    found = found[-EXPRESSIONS_READ:]
+    if plain.count("\\boxed") + plain.count("\\fbox") > BOXES_SEEN:
+        return [(0, len(plain), "")]  # a runaway generation of boxes: one statement naming nothing
+    found += [(start, end, content, 0) for start, end, content in boxed_all(plain)]
+    found += [(start, end, plain[start:end], 0) for start, end in cells[-EXPRESSIONS_READ:]]
+    places = _places(keys)
+    for row in itertools.islice(_LABEL_ROW.finditer(plain), EXPRESSIONS_READ):  # a row alone
+        line_end = plain.find("\n", row.end())
+        header = line_end != -1 and _SEPARATOR_LINE.match(plain, line_end + 1) is not None
+        if (
+            places.is_label(row.group("label"))
+            and not header
+            and (row.start("value"), row.end("value")) not in cells
+        ):
+            found.append((row.start("value"), row.end("value"), row.group("value"), 0))
+    for start, value in _last_labels(plain, keys):
+        value_start = plain.find(value, start)  # the label before it may mark a correction
         found.append((value_start, value_start + len(value), value, 1))
+    for heading in itertools.islice(_HEADING.finditer(plain), EXPRESSIONS_READ):
+        if places.is_label(heading.group("label")):
+            found.append((heading.start("value"), heading.end("value"), heading.group("value"), 1))
+    stated = last_of(_STATED.finditer(plain))
+    if stated is not None:
+        value = _REASON.split(stated.group(1), maxsplit=1)[0]
+        found.append((stated.start(1), stated.start(1) + len(value), value, 1))
     found.sort()
 
     def holds_another(item: tuple[int, int, str, int]) -> bool:
@@ -697,104 +879,128 @@ def _expressions(text: str, keys: tuple[str, ...], choices: Choices) -> list[tup
     ]
 
 
+_TAIL = 65_536
+
+
+def _last_labels(text: str, keys: tuple[str, ...]) -> list[tuple[int, str]]:
+    """`labelled(text, <answer labels>, last=EXPRESSIONS_READ)`, read on the text's last
+    64 KB first: when those hold that many labels (past the 200 characters a label may look
+    back at), they are the last ones, and a runaway generation of labels is not scanned
+    whole."""
+    pattern = _label_pattern(keys)
+    if len(text) > _TAIL:
+        offset = len(text) - _TAIL
+        tail = text[offset:]
+        last = deque(pattern.finditer(tail), maxlen=EXPRESSIONS_READ)
+        if len(last) == EXPRESSIONS_READ and last[0].start() >= 200:
+            found = labelled(tail, pattern, last=EXPRESSIONS_READ)
+            return [(offset + position, value) for position, value in found]
+    return list(labelled(text, pattern, last=EXPRESSIONS_READ))
+
+
+@functools.lru_cache(maxsize=16)
+def _label_pattern(keys: tuple[str, ...]) -> re.Pattern[str]:
+    words = [*_ANSWER_TERMS, *TRANSLATED_ANSWER_LABELS, *(k for k in keys if not k.startswith("is_"))]
+    if any("title" in k.lower() for k in keys):
+        words += terms("title")
+    if any(k.lower() == "url" for k in keys):
+        words += terms("url")
+    return label_pattern(words)
+
+
 # ---- the reading
+
+MENTIONS_SEEN = 200
+"""Option mentions looked at (`medhal.kit.commitment` reads at most 64: more is a runaway
+generation, no answer)."""
 
 
 def read_medhal(reply: str | None, keys: tuple[str, ...], choices: Choices | None = None) -> Reading:
-    """What a careful human reads; see the module docstring. With the item's options
-    (`choices`), every answer is read against them (`_resolve`). Several answers (dicts,
-    tags, boxes, labels, table rows) must name one answer, unless a later one is marked
-    as a correction (`medhal.kit.replies.settled`); otherwise there is none. A last
-    sentence taking the answer back ("No, that's wrong.") leaves none."""
+    """What a careful human reads; see the module docstring. Every answer the reply names
+    is found (its dicts; options, indices and values standing where answers stand) and the
+    one it commits to is read (`medhal.kit.commitment.committed`): several that differ,
+    a denied, conditional, hedged or retracted answer leave none; a marked correction
+    replaces what it corrects. With the item's options (`choices`), answers are read
+    against them (`_resolve`)."""
     text = after_reasoning(reply)
     if text is None:
         return NO_ANSWER
-    reading = _read(text, keys, choices or {})
-    if reading.answer is None:
-        return reading
-    taken_back = retraction(without_fences(text))
-    if taken_back == RETRACTED or (taken_back and same_option(taken_back, reading.answer)):
-        return NO_ANSWER
-    return reading
-
-
-def _settle(text: str, stated: list[_Stated]) -> Reading:
-    """The one answer several statements name, or no answer (the last one's fields)."""
-    answers = [s for s in stated if s.names_nothing or s.reading.answer is not None]
-    if not answers or stated[-1] not in answers:
-        return stated[-1].reading  # nothing stated, or a null stated last: no answer
-    keyed = [
-        (s.start, s.end, None if s.names_nothing else option_key(s.reading.answer or "")) for s in answers
-    ]
-    winner = settled(text, keyed)
-    last = answers[-1].reading
-    if winner is None:
-        return Reading(last.fields, None, None, last.method)
-    return next(
-        s.reading
-        for s in reversed(answers)
-        if not s.names_nothing and option_key(s.reading.answer or "") == winner
-    )
+    return _read(text, keys, choices or {})
 
 
 def _read(text: str, keys: tuple[str, ...], choices: Choices) -> Reading:
     spans = _Spans(text)
-    stated = _dicts(spans, keys, choices)
-    if stated is not None:
-        return _settle(text, stated) if stated else NO_ANSWER
-    first = _first_dict(spans)
-    if first is not None:
-        return first  # a dict without the answer key: a format error, with its fields
-    lowered = text.lower()
-    fields = key_values(text) if any(key.lower() in lowered for key in keys) else {}
-    if _holds_key(fields, keys):
-        bare_key = _dict_states(0, len(text), Reading(fields, None, None, KEY_VALUE), keys, choices)
-        return bare_key.reading if not bare_key.names_nothing else Reading(fields, None, None, KEY_VALUE)
-    expressions = _expressions(text, keys, choices)
-    if expressions:
-        return _settle(
-            text, [_labelled(start, end, value, keys, choices) for start, end, value in expressions]
-        )
-    plain_text = without_fences(text)
-    stated_answer = last_of(_STATED.finditer(plain_text))
-    value = _REASON.split(stated_answer.group(1), maxsplit=1)[0] if stated_answer else None
-    if value is None and "\n" not in plain_text.strip():
-        line = _ANY_LABEL_LINE.fullmatch(plain_text.strip())
-        value = line.group(1) if line else None
-    if value is not None:
-        return _labelled(0, len(text), value, keys, choices).reading
-    bare = _resolve(_clean(plain_text), choices, bare=True)
-    return NO_ANSWER if bare is None else _labelled(0, len(text), bare, keys, choices).reading
+    stated, cut = _dicts(spans, keys, choices)
+    if stated == []:
+        return NO_ANSWER  # a runaway generation
+    readings: dict[str | None, Reading] = {}
+    mentions: list[Mention[str | None]] = []
+    dict_regions = [(s.start, s.end) for s in stated or ()] + spans.dicts()
+    last_null: _Stated | None = None
+    for statement in stated or ():
+        if statement.names_nothing:
+            mentions.append(Mention(statement.start, statement.end, None))
+        elif statement.reading.answer is not None:
+            value = option_key(statement.reading.answer)
+            mentions.append(Mention(statement.start, statement.end, value))
+            readings[value] = statement.reading
+        else:
+            last_null = statement
+            continue
+        last_null = None
+    if stated is None:
+        lowered = text.lower()
+        fields = key_values(text) if any(key.lower() in lowered for key in keys) else {}
+        if _holds_key(fields, keys):  # the set's own key written without braces
+            bare_key = _dict_states(0, len(text), Reading(fields, None, None, KEY_VALUE), keys, choices)
+            return bare_key.reading if not bare_key.names_nothing else Reading(fields, None, None, KEY_VALUE)
+    answers, explicit = _text_answers(text, keys, choices, dict_regions)
+    if explicit or stated:
+        for mention, reading in answers:
+            mentions.append(mention)
+            if mention.value is not None:
+                readings[mention.value] = reading
+    if stated is None and mentions:
+        cut = _cut(text, min(m.start for m in mentions))
+    mentions = [m for m in mentions if m.start < cut]
+    if not mentions:
+        if last_null is not None or stated:
+            return (stated or [])[-1].reading  # only nulls: a format error, with its fields
+        first = spans.first_dict()
+        if first is not None:
+            return first  # a dict without the answer key: a format error, with its fields
+        return _bare(text, keys, choices)
+    if last_null is not None and last_null.start > max(m.start for m in mentions):
+        return last_null.reading  # a null stated last: no answer
+    value = committed(_masked(normalize(text), mentions), mentions)
+    if value is None:
+        last = (stated or [None])[-1]  # type: ignore[list-item]
+        return Reading(last.reading.fields, None, None, last.reading.method) if last else NO_ANSWER
+    return readings[value]
 
 
-def _first_dict(spans: _Spans) -> Reading | None:
-    """The first span (of the first `DICTS_READ` that could be dicts) that parses as a
-    literal dict, with no answer."""
-    text = spans.text
-    candidates = [
-        start
-        for start in spans.starts()
-        if ":" in text[start : spans.ends[start][0]] or not text[start + 1 : spans.ends[start][0] - 1].strip()
-    ]
-    for start in candidates[:DICTS_READ]:
-        _, fields, method = spans.literal(start)
-        if fields is not None:
-            return Reading(fields, None, None, method)
-    return None
+def _masked(text: str, mentions: list[Mention[str | None]]) -> str:
+    """The text with each mention's own words blanked (one character for one): an option
+    is read by its place and the words around it, never by its own words ("None of the
+    above" denies nothing; a dict's explanation hedges nothing)."""
+    chars = list(text)
+    for mention in mentions:
+        chars[mention.start : mention.end] = "x" * (mention.end - mention.start)
+    return "".join(chars)
 
 
-def _labelled(start: int, end: int, value: str | None, keys: tuple[str, ...], choices: Choices) -> _Stated:
-    """What an answer outside a dict states (fields: the set's first key)."""
-    text = _answer_value(value)
-    if text is None:
-        return _Stated(start, end, NO_ANSWER)
-    if _placeholder(text, choices):
-        return _Stated(start, end, NO_ANSWER)
-    resolved = _resolve(text, choices, bare=False)
-    if resolved is None:
-        return _Stated(start, end, Reading({keys[0]: text}, None, None, LABEL), names_nothing=True)
-    answer = str(resolved).strip()  # an option as the item writes it, or the cleaned text
-    return _Stated(start, end, Reading({keys[0]: answer}, keys[0], answer, LABEL))
+def _bare(text: str, keys: tuple[str, ...], choices: Choices) -> Reading:
+    """A reply that is one line `<label in any language>: <answer>`, or (with the item's
+    options) is an option and nothing else."""
+    plain = normalize(_FENCE_MARK.sub(" ", text)).strip()
+    if "\n" not in plain:
+        line = _ANY_LABEL_LINE.fullmatch(plain)
+        if line is not None:
+            value = _answer_value(line.group(1))
+            if value is not None and not _placeholder(value, choices):
+                return _label_reading(keys, _value(value, choices, _names_an_option(value, choices)))
+    resolved = _resolve(_clean(plain), choices, bare=True)
+    return NO_ANSWER if resolved is None else _label_reading(keys, resolved)
 
 
 # ------------------------------------------------------------------------------ authors
