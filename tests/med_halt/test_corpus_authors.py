@@ -56,6 +56,9 @@ SHAPES = {
     "table",
     "function_call",
     "several_dicts",
+    # issue 31: commitment (negation, conditionals, retractions, hedges, corrections), languages
+    "commitment",
+    "language",
 }
 FCT_SPELLINGS = (
     "correct_answer",

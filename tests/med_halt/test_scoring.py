@@ -908,3 +908,54 @@ def test_an_authors_reading_that_finds_no_pair_records_no_method():
     assert read_authors("I cannot tell which option is right.", ("cop",)).method is None
     other_key = read_authors("{'why_correct': 'see above'}", ("cop",))
     assert (other_key.method, other_key.answer) == ("authors-regex", None)
+
+
+# ------------------------------------------------ declines and "Unknown" in other languages
+# Issue 31: a model answers in the language of its system prompt or fine-tuning. Written by
+# hand per language (not taken from the vocabulary under test): "I do not know" declines a
+# fake question, "unknown" says no such paper exists; each only as the whole answer.
+
+DECLINES = {
+    "es": "No lo sé",
+    "fr": "Je ne sais pas.",
+    "de": "Ich weiß es nicht",
+    "pt": "Não sei",
+    "it": "Non lo so",
+    "zh": "我不知道",
+    "ja": "わかりません",
+    "ko": "모르겠습니다",
+    "hi": "मुझे नहीं पता",
+    "ar": "لا أعرف",
+    "ru": "Я не знаю",
+}
+UNKNOWNS = {
+    "es": "Desconocido",
+    "fr": "Inconnu",
+    "de": "Unbekannt",
+    "pt": "Desconhecido",
+    "it": "Sconosciuto",
+    "zh": "未知",
+    "ja": "不明",
+    "ko": "알 수 없음",
+    "hi": "अज्ञात",
+    "ar": "غير معروف",
+    "ru": "Неизвестно",
+}
+
+
+@pytest.mark.parametrize("language", sorted(DECLINES))
+def test_a_decline_in_another_language_declines_a_fake_question(language):
+    item = Item(FAKE, "I do not know", "decline", decline_options=("I do not know",))
+    assert score(item, json.dumps({"cop": DECLINES[language]}, ensure_ascii=False)).metrics["correct"] == 1.0
+    beside = json.dumps({"cop": f"Moonlight tonic, {DECLINES[language]}"}, ensure_ascii=False)
+    assert score(item, beside).metrics["correct"] == 0.0
+
+
+@pytest.mark.parametrize("language", sorted(UNKNOWNS))
+def test_unknown_in_another_language_is_right_for_a_fake_paper(language):
+    reply = json.dumps({"is_paper_exists": "No", "paper_title": UNKNOWNS[language]}, ensure_ascii=False)
+    assert score(Item(P2T, "Unknown", "normalized", paper_exists=False), reply).metrics["correct"] == 1.0
+    assert score(Item(P2T, TITLE, "normalized", paper_exists=True), reply).metrics["correct"] == 0.0
+    # "exists" beside "unknown": two answers, in any language
+    yes = json.dumps({"is_paper_exists": "Yes", "paper_title": UNKNOWNS[language]}, ensure_ascii=False)
+    assert score(Item(P2T, "Unknown", "normalized", paper_exists=False), yes).metrics["parsed"] == 0.0
