@@ -1,11 +1,10 @@
-"""Answers in containers other than the one a prompt asks for: XML-like tags, Markdown
-tables and function-call JSON.
+"""Answers in containers other than the one a prompt asks for: XML-like tags and nested or
+function-call JSON (Markdown tables: `medhal.kit.tables`).
 
-Models asked for a JSON dict or a digit also answer `<answer>…</answer>`, put the answer in
-a table (a label/value row, a column headed "Answer", a ticked or bold row), or call a
-function (`{"name": "submit", "arguments": {…}}`, the arguments often a JSON string, as
-chat APIs write them). These functions find the containers; what a container's content
-means is each benchmark's reader's business.
+Models asked for a JSON dict or a digit also answer `<answer>…</answer>`, or call a function
+(`{"name": "submit", "arguments": {…}}`, the arguments often a JSON string, as chat APIs
+write them). These functions find the containers; what a container's content means is each
+benchmark's reader's business.
 
 Every function is linear in the length of the text: one regular-expression scan without
 nested quantifiers, or one pass over lines.
@@ -16,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 _TAG = re.compile(r"<(/?)[ \t]*([A-Za-z][\w.-]{0,40})(?:[ \t][^<>\n]{0,200})?>")
@@ -52,67 +50,6 @@ def tag_values(text: str, names: set[str] | frozenset[str]) -> list[tuple[int, i
         for n, (start, end, _, content) in enumerate(found)
         if not (n + 1 < len(found) and found[n + 1][0] < end)
     ]
-
-
-@dataclass(frozen=True)
-class TableRow:
-    start: int
-    end: int
-    cells: tuple[str, ...]
-    """The row's cells, stripped, Markdown marks kept (a reader may look for bold)."""
-
-
-@dataclass(frozen=True)
-class Table:
-    header: TableRow | None
-    """The row above the `|---|` separator line; None when the table has none."""
-    rows: tuple[TableRow, ...]
-    """The other rows (below the separator when there is one), in order."""
-
-
-_SEPARATOR_CELL = re.compile(r":?-{1,}:?")
-
-
-def _cells(line: str) -> tuple[str, ...]:
-    body = line.strip()
-    body = body[1:] if body.startswith("|") else body
-    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
-    return tuple(cell.strip() for cell in body.split("|"))
-
-
-_TABLE_BLOCK = re.compile(r"^[ \t]*+\|.*+(?:\n[ \t]*+\|.*+)++", re.MULTILINE)
-"""Two or more consecutive lines that start with `|` (spaces aside)."""
-
-
-def tables(text: str, max_cells: int = 20) -> list[Table]:
-    """Every Markdown table: a run of at least two consecutive lines that start with `|`
-    (spaces aside). Rows of more than `max_cells` cells are not read (not a table a model
-    answers in). Only the table blocks are looked at line by line."""
-    found: list[Table] = []
-    for block in _TABLE_BLOCK.finditer(text):
-        rows: list[TableRow] = []
-        position = block.start()
-        for line in block.group().split("\n"):
-            start, position = position, position + len(line) + 1
-            if line.count("|") <= max_cells + 1:
-                rows.append(TableRow(start, start + len(line.rstrip("\r")), _cells(line.rstrip("\r"))))
-            else:
-                found.extend(_table(rows))
-                rows = []
-        found.extend(_table(rows))
-    return found
-
-
-def _table(block: list[TableRow]) -> list[Table]:
-    if len(block) < 2:
-        return []
-    separator = next(
-        (n for n, row in enumerate(block) if all(_SEPARATOR_CELL.fullmatch(c) for c in row.cells if c)), None
-    )
-    if separator is None:
-        return [Table(None, tuple(block))]
-    header = block[separator - 1] if separator > 0 else None
-    return [Table(header, tuple(block[separator + 1 :]))]
 
 
 ARGUMENT_KEYS = frozenset({"arguments", "args", "parameters", "params", "input", "function", "tool_input"})

@@ -1,4 +1,4 @@
-"""Reading the answer dict out of a Med-HALT reply, under three named conventions.
+"""Reading the answer out of a Med-HALT reply, under three named conventions.
 
 Med-HALT prompts ask for a dict (`{'cop': ..., 'cop_index': ...}` and the like). Each
 reader is a pure function `(reply, answer_keys) -> Reading`: the fields it read and the
@@ -6,12 +6,13 @@ set's answer value, or no answer (a format error). README, "How replies are read
 
 - `medhal` (default): what a careful human reads. Real replies put the dict in a code
   fence or after a `<think>` block, use Python quoting with unescaped apostrophes
-  ('it's'), run over several lines, go on with "Stop Here" and a made-up next example,
-  or are cut off mid-value. Each `{...}` span is tried as JSON, then as a Python literal
-  (`ast.literal_eval`, which runs no code), then with a tolerant key-value reading; the
-  last span holding the answer key before the model starts inventing further examples
-  ("Stop Here", "Input:") wins: an echo of the prompt's template comes before the answer,
-  invented examples after it.
+  ('it's'), go on with "Stop Here" and a made-up next example, or are cut off mid-value;
+  others answer in tags, tables, function calls or prose, in other languages, with
+  letters the prompt never used, or hedge, retract and correct themselves. Every answer
+  the reply names is found (its dicts, each `{...}` span read as JSON, a Python literal
+  or tolerantly; the item's options and indices where answers stand; labelled values)
+  and the one the reply commits to is kept (`medhal.kit.commitment`): when two readings
+  are possible, there is none.
 - `authors`: the authors' own reading, `recreate` in their `evaluate.py`.
 - `strict`: exactly one dict literal with the answer key spelled as the set asks.
 
@@ -100,13 +101,6 @@ def find_field(fields: dict[str, Any] | None, keys: tuple[str, ...]) -> tuple[st
         if original is not None and usable(fields[original]):
             return original, fields[original]
     return None
-
-
-def _answer(fields: dict[str, Any], keys: tuple[str, ...], method: str) -> Reading | None:
-    found = find_field(fields, keys)
-    if found is None:
-        return None
-    return Reading(fields, found[0], str(found[1]).strip(), method)
 
 
 # ------------------------------------------------------------------------------ medhal
@@ -258,10 +252,6 @@ def _holds_key(fields: dict[str, Any], keys: tuple[str, ...]) -> bool:
     """The answer key is present at all (even with a null value)."""
     lowered = {str(k).strip().lower() for k in fields}
     return any(k in fields or k.lower() in lowered for k in keys)
-
-
-_ANSWER_WORDS = ("final answer", "answer", "correct answer", "correct option", "chosen option")
-_ANSWER_LABEL = label_pattern((*_ANSWER_WORDS, *TRANSLATED_ANSWER_LABELS))
 
 
 _INVENTED = re.compile(r"Stop Here|^[ \t]*Input[ \t]*:", re.MULTILINE)
@@ -803,12 +793,18 @@ def _names_an_option(value: str, choices: Choices) -> bool:
 def _value(value: str, choices: Choices, names_an_option: bool) -> str | None:
     """A stated value (a dict's, a label's, a tag's ...) read against the options
     (`_resolve`); a value that is no option reads as written, unless it names an option
-    inside (`names_an_option`), denies (with options: "not 2") or names another answer as
-    possible ("X, but it could be Y"): then it names no one answer (None)."""
+    inside (`names_an_option`), denies (with options: "not 2"), names another answer as
+    possible ("X, but it could be Y") or revises itself ("Zinc. Actually, iron"): then it
+    names no one answer (None)."""
     resolved = _resolve(value, choices, bare=False)
     if resolved is None or resolved != value or resolved in choices.values():
         return resolved
-    if names_an_option or _OTHER_NAMED.search(value) or (choices and _DENIED_INDEX.search(value)):
+    if (
+        names_an_option
+        or _OTHER_NAMED.search(value)
+        or _REVISED.search(fold(value), 1)
+        or (choices and _DENIED_INDEX.search(value))
+    ):
         return None
     return value
 
@@ -972,11 +968,27 @@ def _read(text: str, keys: tuple[str, ...], choices: Choices) -> Reading:
         return _bare(text, keys, choices)
     if last_null is not None and last_null.start > max(m.start for m in mentions):
         return last_null.reading  # a null stated last: no answer
-    value = committed(_masked(normalize(text), mentions), mentions)
+    last_end = max(m.end for m in mentions)
+    revised = _REVISED.search(fold(text), last_end, cut)
+    if revised is not None and not _inside(dict_regions, revised.start()):
+        value = None  # revised after the last answer found, to something no reading sees
+    else:
+        value = committed(_masked(normalize(text), mentions), mentions)
     if value is None:
         last = (stated or [None])[-1]  # type: ignore[list-item]
         return Reading(last.reading.fields, None, None, last.reading.method) if last else NO_ANSWER
     return readings[value]
+
+
+_REVISED = re.compile(
+    r"(?:^|[.!?;:,]|\n)[ \t*_>-]*(?:actually|correction|corrected|i\s+meant|on\s+second\s+thoughts?|"
+    r"let\s+me\s+correct|wait(?!\s*,?\s*no\b)|en\s+realidad|en\s+fait|eigentlich|na\s+verdade|in\s+realtà|"
+    r"на\s+самом\s+деле|实际上|其实|実は|사실은)\b[^\n]*?\w",
+    re.MULTILINE,
+)
+"""A marked self-correction ("Actually, ...", "I meant ...") with words after it: found
+after the last answer a reply names, it revises that answer to something no reading sees
+("Answer: Zinc. Actually, it is iron deficiency."): no answer."""
 
 
 def _masked(text: str, mentions: list[Mention[str | None]]) -> str:
