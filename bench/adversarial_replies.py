@@ -11,11 +11,13 @@ import argparse
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 from med_halt.replies import READERS as MED_HALT
 from med_halt.replies import read_medhal as read_med_halt
+from med_halt.scoring import score as med_halt_score
 from medfact_bench.replies import READERS as MEDFACT
 from medhallu.replies import READERS as MEDHALLU
 
@@ -51,6 +53,13 @@ def hostile(size: int) -> dict[str, str]:
         "bracketed indices": "Iron (2) or ",
         "retractions": "No, not ",
         "hedged openers": "I would say ",
+        # Round 3 (issue 31): containers, options where answers stand, commitment cues.
+        "answer tags": "<answer>Iron</answer>",
+        "table label rows": "| Answer | Iron |\n",
+        "options listed": "Iron, Zinc or ",
+        "function calls": '{"name": "f", "arguments": ',
+        "revisions": "Actually, Iron. ",
+        "letters": "(C) ",
     }
     shapes = {name: piece * (size // len(piece)) for name, piece in unit.items()}
     shapes["score then digits"] = "<score>" + "9" * size
@@ -62,11 +71,30 @@ def hostile(size: int) -> dict[str, str]:
 
 Reader = Callable[[str], object]
 
+
+@dataclass(frozen=True)
+class _NotaItem:
+    """A Med-HALT NOTA item with the options above: what `med_halt.scoring.score` grades."""
+
+    test_set: str = "reasoning_nota"
+    gold: str = "None of the above"
+    rule: str = "exact"
+    parser: str = "medhal"
+    verdict_gold: str = ""
+    proposed_answer: str = ""
+    decline_options: tuple[str, ...] = ()
+    paper_exists: bool | None = None
+    choices: dict = field(default_factory=lambda: dict(CHOICES))
+
+
 BENCHMARKS: dict[str, dict[str, Reader]] = {
     "medhallu": {name: partial(lambda r, t: r(t, True), r) for name, r in MEDHALLU.items()},
     "medfact-bench": dict(MEDFACT),
     "med-halt": {name: partial(lambda r, t: r(t, ("cop",)), r) for name, r in MED_HALT.items()},
     "med-halt with options": {"medhal": partial(read_med_halt, keys=("cop",), choices=CHOICES)},
+    # What `Task.score` computes per rollout: the reply read under all three conventions and
+    # graded (the trace around it costs the same whatever the reply).
+    "med-halt score": {"all three": partial(med_halt_score, _NotaItem())},
 }
 
 

@@ -688,9 +688,19 @@ def _occurrence(match: re.Match[str], choices: Choices, by_key: dict[str, str]) 
     return option is not None, option
 
 
-def _inside(spans: list[tuple[int, int]], start: int) -> bool:
-    """Whether a position falls inside one of `spans` (a dict's text, a table's other cells)."""
-    return any(a <= start < b for a, b in spans)
+class _Regions:
+    """Stretches of text (a dict's, a table's other cells) where no answer is looked for;
+    whether a position falls in one, by bisection."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        ordered = sorted(spans)
+        self.starts = [a for a, _ in ordered]
+        self.reach = list(itertools.accumulate((b for _, b in ordered), max))
+        """The furthest end among the spans starting at or before each start."""
+
+    def __contains__(self, position: int) -> bool:
+        n = bisect.bisect_right(self.starts, position) - 1
+        return n >= 0 and position < self.reach[n]
 
 
 @dataclass(frozen=True)
@@ -717,7 +727,7 @@ def _text_answers(
     folded = fold(plain)
     places = _places(keys)
     cells, other_cells = answer_cells(_CROSS.sub(lambda m: " " * len(m.group()), folded), places.is_label)
-    excluded = excluded + other_cells
+    outside = _Regions(excluded + other_cells)
     found: list[tuple[Mention[str | None], Reading]] = []
     occurrences: list[tuple[int, int, bool, str | None]] = []
     explicit = False
@@ -726,7 +736,7 @@ def _text_answers(
     if pattern is not None:
         for match in itertools.islice(pattern.finditer(folded), MENTIONS_SEEN):
             start, end = match.span()
-            if _inside(excluded, start):
+            if start in outside:
                 continue
             is_option, option = _occurrence(match, choices, by_key)
             if not is_option:
@@ -745,7 +755,7 @@ def _text_answers(
                 )
     for start, end, raw in _statements(plain, folded, keys, cells):
         inside = [(a, b, held, option) for a, b, held, option in occurrences if start <= a and b <= end]
-        if _inside(excluded, start):
+        if start in outside:
             continue  # a dict's text
         explicit = explicit or bool(inside)
         if inside and not inside[0][2] and not plain[start : inside[0][0]].strip(" \t*_`'\"\\([{"):
@@ -762,7 +772,7 @@ def _text_answers(
         found.append((Mention(start, end, resolved and option_key(resolved)), _label_reading(keys, resolved)))
     if not choices:
         for hedge in itertools.islice(_OTHER_NAMED.finditer(plain), MENTIONS_SEEN):
-            if not _inside(excluded, hedge.start()) and not any(
+            if hedge.start() not in outside and not any(
                 a <= hedge.start() < b for (m, _) in found for a, b in [(m.start, m.end)]
             ):
                 found.append((Mention(hedge.start(), hedge.end(), None), NO_ANSWER))
@@ -950,6 +960,16 @@ def _read(text: str, keys: tuple[str, ...], choices: Choices) -> Reading:
         if _holds_key(fields, keys):  # the set's own key written without braces
             bare_key = _dict_states(0, len(text), Reading(fields, None, None, KEY_VALUE), keys, choices)
             return bare_key.reading if not bare_key.names_nothing else Reading(fields, None, None, KEY_VALUE)
+    if stated and _only_dicts(text, dict_regions, cut):
+        # Nothing but the dicts (and invented examples after the cut): no words that could
+        # deny, hedge or correct them; they agree or name two answers.
+        values = {m.value for m in mentions}
+        if not mentions or (last_null is not None and last_null.start > mentions[-1].start):
+            return stated[-1].reading
+        if len(values) == 1 and None not in values:
+            return readings[mentions[-1].value]
+        last = stated[-1].reading
+        return Reading(last.fields, None, None, last.method)
     answers, explicit = _text_answers(text, keys, choices, dict_regions)
     if explicit or stated:
         for mention, reading in answers:
@@ -970,7 +990,7 @@ def _read(text: str, keys: tuple[str, ...], choices: Choices) -> Reading:
         return last_null.reading  # a null stated last: no answer
     last_end = max(m.end for m in mentions)
     revised = _REVISED.search(fold(text), last_end, cut)
-    if revised is not None and not _inside(dict_regions, revised.start()):
+    if revised is not None and revised.start() not in _Regions(dict_regions):
         value = None  # revised after the last answer found, to something no reading sees
     else:
         value = committed(_masked(normalize(text), mentions), mentions)
@@ -978,6 +998,21 @@ def _read(text: str, keys: tuple[str, ...], choices: Choices) -> Reading:
         last = (stated or [None])[-1]  # type: ignore[list-item]
         return Reading(last.reading.fields, None, None, last.reading.method) if last else NO_ANSWER
     return readings[value]
+
+
+def _only_dicts(text: str, dicts: list[tuple[int, int]], cut: int) -> bool:
+    """Whether the reply's own part (before `cut`) holds nothing but the dicts, code-fence
+    marks and punctuation."""
+    blank = _FENCE_MARK.sub(lambda m: " " * len(m.group()), text[:cut])
+    position = 0
+    for start, end in sorted(dicts):
+        if start > position and _WORD.search(blank, position, min(start, cut)):
+            return False
+        position = max(position, end)
+    return position >= cut or _WORD.search(blank, position, cut) is None
+
+
+_WORD = re.compile(r"[^\W_]")
 
 
 _REVISED = re.compile(
