@@ -755,8 +755,8 @@ def _text_answers(
                 )
     for start, end, raw in _statements(plain, folded, keys, cells):
         inside = [(a, b, held, option) for a, b, held, option in occurrences if start <= a and b <= end]
-        if start in outside:
-            continue  # a dict's text
+        if start in outside or any(a < start < b for a, b, _, _ in occurrences):
+            continue  # a dict's text, or an option's own words ("... the correct answer is X")
         explicit = explicit or bool(inside)
         if inside and not inside[0][2] and not plain[start : inside[0][0]].strip(" \t*_`'\"\\([{"):
             a, b, _, option = inside[0]  # an option opening the statement's value: its answer
