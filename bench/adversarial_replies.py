@@ -11,7 +11,6 @@ import argparse
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -72,19 +71,23 @@ def hostile(size: int) -> dict[str, str]:
 Reader = Callable[[str], object]
 
 
-@dataclass(frozen=True)
-class _NotaItem:
-    """A Med-HALT NOTA item with the options above: what `med_halt.scoring.score` grades."""
+def _nota_item():
+    """A Med-HALT NOTA task's data with the options above: what `med_halt.scoring.score`
+    grades."""
+    from med_halt.taskset import MedHaltData
 
-    test_set: str = "reasoning_nota"
-    gold: str = "None of the above"
-    rule: str = "exact"
-    parser: str = "medhal"
-    verdict_gold: str = ""
-    proposed_answer: str = ""
-    decline_options: tuple[str, ...] = ()
-    paper_exists: bool | None = None
-    choices: dict = field(default_factory=lambda: dict(CHOICES))
+    return MedHaltData(
+        idx=0,
+        benchmark="med-halt",
+        source_id="bench",
+        prompt="Input: ...\nOutput: ",
+        test_set="reasoning_nota",
+        family="reasoning",
+        source_question="question:bench",
+        gold="None of the above",
+        rule="exact",
+        choices=dict(CHOICES),
+    )
 
 
 BENCHMARKS: dict[str, dict[str, Reader]] = {
@@ -94,7 +97,7 @@ BENCHMARKS: dict[str, dict[str, Reader]] = {
     "med-halt with options": {"medhal": partial(read_med_halt, keys=("cop",), choices=CHOICES)},
     # What `Task.score` computes per rollout: the reply read under all three conventions and
     # graded (the trace around it costs the same whatever the reply).
-    "med-halt score": {"all three": partial(med_halt_score, _NotaItem())},
+    "med-halt score": {"all three": partial(med_halt_score, _nota_item())},
 }
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from med_halt.replies import read_medhal
 from med_halt.rows import normalize_text
-from tests.families import NOTHING, Case, Outcome, judge, sample
+from tests.families import NOTHING, Case, assert_precise, judge, sample
 from tests.med_halt.families import OPTIONS, corpus, ir_corpus
 
 RECALL = {
@@ -38,6 +38,8 @@ IR_RECALL = {  # measured when written: 98.9% each
     "pattern restated, other": 0.98,
 }
 SAMPLE = 1500
+SAMPLE_FLOOR = 0.9
+"""The fixed sample's recall per pattern (fewer replies per family: a looser floor)."""
 
 CASES = corpus()
 IR_CASES = [
@@ -64,17 +66,6 @@ def read_ir(case: Case) -> str | None:
     return None if answer is None else normalize_text(answer)
 
 
-def check(outcome: Outcome, floors: dict[str, float]) -> None:
-    wrong = "\n".join(
-        f"{c.id}: {c.reply!r} read {r!r}, a human reads {c.expected!r}" for c, r in outcome.wrong[:20]
-    )
-    assert not outcome.wrong, (
-        f"{len(outcome.wrong)} replies read as another answer than a human reads:\n{wrong}"
-    )
-    low = {f: round(outcome.recall(f), 3) for f, floor in floors.items() if outcome.recall(f) < floor}
-    assert not low, f"recall below the stated floor: {low}\n{outcome.table()}"
-
-
 def test_the_corpus_covers_every_family() -> None:
     """Thousands of replies, every pattern, container, language and noise present."""
     assert len(CASES) > 50_000 and len(IR_CASES) > 5_000
@@ -91,22 +82,22 @@ def test_the_corpus_covers_every_family() -> None:
 
 
 def test_precision_on_a_fixed_sample() -> None:
-    check(judge(sample(CASES, SAMPLE), read), RECALL)
+    assert_precise(judge(sample(CASES, SAMPLE), read), dict.fromkeys(RECALL, SAMPLE_FLOOR))
 
 
 def test_ir_precision_on_a_fixed_sample() -> None:
-    check(judge(sample(IR_CASES, SAMPLE // 3), read_ir), IR_RECALL)
+    assert_precise(judge(sample(IR_CASES, SAMPLE // 3), read_ir), dict.fromkeys(IR_RECALL, SAMPLE_FLOOR))
 
 
 @pytest.mark.slow(reason="about 155,000 generated replies through the reader: minutes on a quiet machine")
 def test_precision_on_the_whole_corpus() -> None:
     outcome = judge(CASES, read)
     print(outcome.table())
-    check(outcome, RECALL)
+    assert_precise(outcome, RECALL)
 
 
 @pytest.mark.slow(reason="the IR families through the reader")
 def test_ir_precision_on_the_whole_corpus() -> None:
     outcome = judge(IR_CASES, read_ir)
     print(outcome.table())
-    check(outcome, IR_RECALL)
+    assert_precise(outcome, IR_RECALL)

@@ -37,6 +37,7 @@ from med_halt.scoring import (
     wrong_reply,
 )
 from tests.med_halt import authors_oracle as oracle
+from tests.med_halt.families import UNKNOWN_WORDS
 
 FCT, NOTA, FAKE = "reasoning_FCT", "reasoning_nota", "reasoning_fake"
 P2T, L2T, T2L, A2L = "IR_pmid2title", "IR_pubmedlink2title", "IR_title2pubmedlink", "IR_abstract2pubmedlink"
@@ -912,8 +913,9 @@ def test_an_authors_reading_that_finds_no_pair_records_no_method():
 
 # ------------------------------------------------ declines and "Unknown" in other languages
 # Issue 31: a model answers in the language of its system prompt or fine-tuning. Written by
-# hand per language (not taken from the vocabulary under test): "I do not know" declines a
-# fake question, "unknown" says no such paper exists; each only as the whole answer.
+# hand per language (here and in the IR families, not taken from the vocabulary under
+# test): "I do not know" declines a fake question, "unknown" says no such paper exists; each
+# only as the whole answer.
 
 DECLINES = {
     "es": "No lo sé",
@@ -928,19 +930,7 @@ DECLINES = {
     "ar": "لا أعرف",
     "ru": "Я не знаю",
 }
-UNKNOWNS = {
-    "es": "Desconocido",
-    "fr": "Inconnu",
-    "de": "Unbekannt",
-    "pt": "Desconhecido",
-    "it": "Sconosciuto",
-    "zh": "未知",
-    "ja": "不明",
-    "ko": "알 수 없음",
-    "hi": "अज्ञात",
-    "ar": "غير معروف",
-    "ru": "Неизвестно",
-}
+UNKNOWNS = {language: word for language, word in UNKNOWN_WORDS.items() if language != "en"}
 
 
 @pytest.mark.parametrize("language", sorted(DECLINES))
