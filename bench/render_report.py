@@ -578,6 +578,48 @@ def tasks_section(t: dict) -> list[str]:
             scoring,
         ),
         "",
+        *long_replies_lines(t.get("long_replies", {})),
+    ]
+
+
+def long_replies_lines(long: dict) -> list[str]:
+    """The same replies with a 2,000-token reasoning block in front, and a 1 MB reply, measured
+    in the same run (ratios to the plain replies and to a 10 KB reply)."""
+    if not long:
+        return []
+    rows = [
+        [
+            k,
+            v["plain_task_score_us"],
+            v["reasoning_task_score_us"],
+            v["reasoning_over_plain"],
+            v["reasoning_task_score_worst_us"],
+            v["task_score_1mb_ms"],
+            v["ratio_1mb_over_10kb"],
+        ]
+        for k, v in long.items()
+    ]
+    return [
+        (
+            "Long replies, in the same run: each reply with a reasoning block of about 2,000 tokens in "
+            "front (real reasoning prose: the Med-V1 outputs' thinking, one after another), as a reasoning "
+            "model returns it, and one reply of 1 MB (reasoning run away before the answer) against one of "
+            "10 KB (100 for linear time)."
+        ),
+        "",
+        table(
+            [
+                "benchmark",
+                "Task.score us (plain)",
+                "us with 2,000-token reasoning",
+                "ratio",
+                "worst us",
+                "1 MB reply ms",
+                "1 MB / 10 KB",
+            ],
+            rows,
+        ),
+        "",
     ]
 
 
