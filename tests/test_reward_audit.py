@@ -18,45 +18,13 @@ SCRIPT = ROOT / "bench" / "reward_audit.py"
 CONVENTIONS = ("medhal", "authors", "strict")
 READER_KINDS = {"abstain", "hedge", "all options", "empty", "echo", "negated"}
 
-NOT_SURE, BINARY = "MedHallu, not sure offered", "MedHallu, binary (`not_sure = false`)"
-MEDHALLU_NEGATED = "gold stated then negated `<gold digit>\\nNo, that is wrong: ...`"
 
 KNOWN_GAPS = {
     # Replies naming several answers (or retracting the gold) that the readers still take as one
-    # answer (`reader`), or that Med-HALT's `decline` rule scores right because one of the answers
-    # they list declines (`scoring`), on the demo rows: the shapes issue 23 adds to the labelled
-    # corpora. When a change fixes one, the test below fails naming it: remove it here and re-run
-    # the audit (`uv run python bench/reward_audit.py`) for reports/reward_audit.md.
-    (NOT_SURE, MEDHALLU_NEGATED),
-    (BINARY, MEDHALLU_NEGATED),
-    *(
-        (f"Med-HALT {name}", policy)
-        for name in ("reasoning_FCT", "reasoning_nota")
-        for policy in (
-            "hedge as two dicts `<dict> or <dict>`",
-            "every option, one dict each",
-            "gold stated then negated `<right dict>\\nNo, that is wrong: ...`",
-        )
-    ),
-    *(
-        ("Med-HALT reasoning_fake", policy)
-        for policy in (
-            "hedge in one value `{'cop': '<right> or <other>'}`",
-            "hedge as two dicts `<dict> or <dict>`",
-            "every option, one dict each",
-            "every option in one value `{'cop': '<o1>, <o2>, ...'}`",
-            "the prompt echoed",
-            "gold stated then negated `<right dict>\\nNo, that is wrong: ...`",
-        )
-    ),
-    *(
-        (f"Med-HALT {name}", policy)
-        for name in ("IR_pmid2title", "IR_pubmedlink2title", "IR_title2pubmedlink", "IR_abstract2pubmedlink")
-        for policy in (
-            "hedge as two dicts `<dict> or <dict>`",
-            "gold stated then negated `<right dict>\\nNo, that is wrong: ...`",
-        )
-    ),
+    # answer (`reader`), or that a scoring rule scores right without one answer (`scoring`), on
+    # the demo rows. When a change fixes one, the test below fails naming it: remove it here and
+    # re-run the audit (`uv run python bench/reward_audit.py`) for reports/reward_audit.md.
+    # (Issue 31 fixed every Med-HALT and MedHallu gap listed here before.)
     ("MedFact-Bench", "gold stated then negated `<gold score>\\nNo, that is wrong: ...`"),
 }
 
