@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import DEFAULT_OUT, ROOT, table
+from common import DEFAULT_OUT, ROOT, long_replies_table, table
 
 TARGET_BUILD_S = 2.0
 
@@ -587,18 +587,6 @@ def long_replies_lines(long: dict) -> list[str]:
     in the same run (ratios to the plain replies and to a 10 KB reply)."""
     if not long:
         return []
-    rows = [
-        [
-            k,
-            v["plain_task_score_us"],
-            v["reasoning_task_score_us"],
-            v["reasoning_over_plain"],
-            v["reasoning_task_score_worst_us"],
-            v["task_score_1mb_ms"],
-            v["ratio_1mb_over_10kb"],
-        ]
-        for k, v in long.items()
-    ]
     return [
         (
             "Long replies, in the same run: each reply with a reasoning block of about 2,000 tokens in "
@@ -607,18 +595,7 @@ def long_replies_lines(long: dict) -> list[str]:
             "10 KB (100 for linear time)."
         ),
         "",
-        table(
-            [
-                "benchmark",
-                "Task.score us (plain)",
-                "us with 2,000-token reasoning",
-                "ratio",
-                "worst us",
-                "1 MB reply ms",
-                "1 MB / 10 KB",
-            ],
-            rows,
-        ),
+        long_replies_table(long),
         "",
     ]
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import out_dir, table, write_json
+from common import long_replies_table, out_dir, table, write_json
 from data import BENCHES, REASONING_TOKENS, asset_env, usable, with_reasoning
 
 
@@ -222,31 +222,7 @@ def main() -> None:
         )
     )
     print()
-    print(
-        table(
-            [
-                "benchmark",
-                "Task.score us (plain)",
-                f"us with {REASONING_TOKENS:,}-token reasoning",
-                "ratio",
-                "worst us",
-                "1 MB reply ms",
-                "1 MB / 10 KB",
-            ],
-            [
-                [
-                    k,
-                    v["plain_task_score_us"],
-                    v["reasoning_task_score_us"],
-                    v["reasoning_over_plain"],
-                    v["reasoning_task_score_worst_us"],
-                    v["task_score_1mb_ms"],
-                    v["ratio_1mb_over_10kb"],
-                ]
-                for k, v in results["long_replies"].items()
-            ],
-        )
-    )
+    print(long_replies_table(results["long_replies"]))
     path = write_json(
         out_dir(ns.out, ns.quick), "tasks_and_scoring" + ("-quick" if ns.quick else ""), results
     )
