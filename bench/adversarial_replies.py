@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from med_halt.replies import READERS as MED_HALT
 from med_halt.replies import read_medhal as read_med_halt
+from med_halt.scoring import score as med_halt_score
 from medfact_bench.replies import READERS as MEDFACT
 from medhallu.replies import READERS as MEDHALLU
 
@@ -65,6 +66,13 @@ def hostile(size: int) -> dict[str, str]:
         "denials in words": "I would not say it is factual. ",
         "footnote marks": "factual.[1] ",
         "words without spaces": "答案不是幻觉",
+        # Med-HALT's (issue 31): containers, options where answers stand, commitment cues.
+        "option tags": "<answer>Iron</answer>",
+        "table label rows": "| Answer | Iron |\n",
+        "options listed": "Iron, Zinc or ",
+        "function calls": '{"name": "f", "arguments": ',
+        "revisions": "Actually, Iron. ",
+        "letters": "(C) ",
     }
     shapes = {name: piece * (size // len(piece)) for name, piece in unit.items()}
     shapes["score then digits"] = "<score>" + "9" * size
@@ -76,11 +84,34 @@ def hostile(size: int) -> dict[str, str]:
 
 Reader = Callable[[str], object]
 
+
+def _nota_item():
+    """A Med-HALT NOTA task's data with the options above: what `med_halt.scoring.score`
+    grades."""
+    from med_halt.taskset import MedHaltData
+
+    return MedHaltData(
+        idx=0,
+        benchmark="med-halt",
+        source_id="bench",
+        prompt="Input: ...\nOutput: ",
+        test_set="reasoning_nota",
+        family="reasoning",
+        source_question="question:bench",
+        gold="None of the above",
+        rule="exact",
+        choices=dict(CHOICES),
+    )
+
+
 OWN: dict[str, dict[str, Reader]] = {
     "medhallu": {name: partial(lambda r, t: r(t, True), r) for name, r in MEDHALLU.items()},
     "medfact-bench": dict(MEDFACT),
     "med-halt": {name: partial(lambda r, t: r(t, ("cop",)), r) for name, r in MED_HALT.items()},
     "med-halt with options": {"medhal": partial(read_med_halt, keys=("cop",), choices=CHOICES)},
+    # What `Task.score` computes per rollout: the reply read under all three conventions and
+    # graded (the trace around it costs the same whatever the reply).
+    "med-halt score": {"all three": partial(med_halt_score, _nota_item())},
 }
 """Each reader of the environments whose readers are timed one by one, with their arguments."""
 

@@ -250,3 +250,32 @@ class EndpointProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+
+
+def long_replies_table(long: dict[str, dict[str, Any]]) -> str:
+    """`bench/tasks_and_scoring.py`'s long replies, per benchmark: `Task.score` on the plain
+    replies, the same with a 2,000-token reasoning block, their ratio, the worst reply, and a
+    1 MB reply against a 10 KB one."""
+    return table(
+        [
+            "benchmark",
+            "Task.score us (plain)",
+            "us with 2,000-token reasoning",
+            "ratio",
+            "worst us",
+            "1 MB reply ms",
+            "1 MB / 10 KB",
+        ],
+        [
+            [
+                name,
+                v["plain_task_score_us"],
+                v["reasoning_task_score_us"],
+                v["reasoning_over_plain"],
+                v["reasoning_task_score_worst_us"],
+                v["task_score_1mb_ms"],
+                v["ratio_1mb_over_10kb"],
+            ]
+            for name, v in long.items()
+        ],
+    )

@@ -332,6 +332,37 @@ BENCHES: dict[str, Bench] = {env_id: bench_of(env_id) for env_id in installed()}
 """Every installed environment's `Bench` (the test environments too, when staged)."""
 
 
+def reasoning_text(chars: int) -> str:
+    """About `chars` characters of a reasoning model's thinking: the real reasoning blocks
+    of the Med-V1 outputs in shared data, one after another (real prose, with its
+    punctuation and quotes), or sentences of ours without it."""
+    blocks: list[str] = []
+    for reply in _medfact_sources()[2]:
+        if "<think>" in reply and "</think>" in reply:
+            blocks.append(reply.split("<think>", 1)[1].split("</think>", 1)[0].strip())
+    if not blocks:
+        blocks = ["Let me weigh each option against what the question states, one by one, before answering."]
+    text, n = [], 0
+    while n < chars:
+        block = blocks[len(text) % len(blocks)]
+        text.append(block)
+        n += len(block) + 2
+    return "\n\n".join(text)[:chars]
+
+
+REASONING_TOKENS = 2000
+REASONING_CHARS = 4 * REASONING_TOKENS
+"""A reasoning block of about 2,000 tokens (about 4 characters per token in English prose)."""
+
+
+def with_reasoning(replies: list[str], chars: int = REASONING_CHARS) -> list[str]:
+    """Each reply with a reasoning block of `chars` characters in front (its own reasoning
+    block, if any, replaced): what a reasoning model returns."""
+    thinking = reasoning_text(chars)
+    answers = [reply.split("</think>", 1)[1] if "</think>" in reply else reply for reply in replies]
+    return [f"<think>\n{thinking}\n</think>\n{answer.strip()}" for answer in answers]
+
+
 def asset_env() -> dict[str, str]:
     """Environment variables that let every benchmark read its pinned prompt assets offline:
     `MEDHAL_ASSETS_DIR` pointed at shared data, which holds them under their asset names

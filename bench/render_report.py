@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import DEFAULT_OUT, ROOT, table
+from common import DEFAULT_OUT, ROOT, long_replies_table, table
 
 TARGET_BUILD_S = 2.0
 
@@ -659,6 +659,25 @@ def tasks_section(t: dict) -> list[str]:
             ],
             scoring_rows(t),
         ),
+        "",
+        *long_replies_lines(t.get("long_replies", {})),
+    ]
+
+
+def long_replies_lines(long: dict) -> list[str]:
+    """The same replies with a 2,000-token reasoning block in front, and a 1 MB reply, measured
+    in the same run (ratios to the plain replies and to a 10 KB reply)."""
+    if not long:
+        return []
+    return [
+        (
+            "Long replies, in the same run: each reply with a reasoning block of about 2,000 tokens in "
+            "front (real reasoning prose: the Med-V1 outputs' thinking, one after another), as a reasoning "
+            "model returns it, and one reply of 1 MB (reasoning run away before the answer) against one of "
+            "10 KB (100 for linear time)."
+        ),
+        "",
+        long_replies_table(long),
         "",
     ]
 

@@ -305,10 +305,15 @@ class MedHalt:
         self.fct = FCT.config
 
     # replies in the set's own output format (the shots' Python dicts)
-    def answer(self, data: Any, text: str, exists: bool | None = None, verdict: str = "yes") -> str:
+    def answer(self, data: Any, text: str, exists: bool | None = None, verdict: str | None = None) -> str:
         spec = self.sets[data.test_set]
         if data.test_set == self.fct:
-            return str({"is_answer_correct": verdict, "answer": text})
+            # The verdict agrees with the answer unless told (a reply whose verdict contradicts
+            # its answer names two answers: med_halt.scoring.one_answer).
+            from med_halt.rows import same_option
+
+            agrees = "yes" if same_option(text, data.proposed_answer) else "no"
+            return str({"is_answer_correct": verdict or agrees, "answer": text})
         if spec.family == "reasoning":
             return str({"cop": text})
         flag = "Yes" if (exists if exists is not None else text != "Unknown") else "No"

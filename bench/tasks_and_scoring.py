@@ -8,7 +8,11 @@
   (`<package>.scoring.score`: the reply read under all three conventions and graded), and
   for the full `Task.score` a rollout runs (the trace built around the reply, the one
   metric and the reward), over realistic replies (real model outputs where shared data
-  has them).
+  has them); then, in the same run, the same replies with a reasoning block of about
+  2,000 tokens in front (real reasoning prose where shared data has it), as ratios to the
+  plain replies, and one reply of 1 MB (reasoning run away before the answer): its
+  `Task.score` in milliseconds and per 10 KB of reply, against a 10 KB one (100 for
+  linear time).
 
     uv run python bench/tasks_and_scoring.py [--quick] [--bench medfact-bench ...]
 """
@@ -25,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import add_out_option, out_dir, table, write_json
-from data import BENCHES, asset_env, usable
+from common import add_out_option, long_replies_table, out_dir, table, write_json
+from data import BENCHES, REASONING_TOKENS, asset_env, usable, with_reasoning
 
 
 def load_tasks(env_id: str, options: dict) -> list:
@@ -84,9 +88,55 @@ def scoring_cost(bench, tasks: list, replies: list[str], count: int) -> dict:
     }
 
 
-def measure_bench(bench, tmp: Path, quick: bool, repeats: int) -> tuple[dict, dict]:
-    """(build figures, scoring figures) of one benchmark: its tasks built `repeats` times
-    from a file of the complete benchmark's size (a tenth with `quick`), then scored."""
+def task_score_us(tasks: list, replies: list[str], count: int) -> tuple[float, float]:
+    """(mean, worst) microseconds of `Task.score` per reply over `count` (task, reply) pairs."""
+    from medhal.kit.task import score_reply
+
+    pairs = [(tasks[i % len(tasks)], replies[i % len(replies)]) for i in range(count)]
+
+    async def run() -> list[float]:
+        for task, reply in pairs[:20]:  # warm up
+            await score_reply(task, reply)
+        times = []
+        for task, reply in pairs:
+            start = time.perf_counter()
+            await score_reply(task, reply)
+            times.append((time.perf_counter() - start) * 1e6)
+        return times
+
+    times = asyncio.run(run())
+    return statistics.mean(times), max(times)
+
+
+def long_replies_cost(tasks: list, replies: list[str], count: int) -> dict:
+    """Plain replies, the same with a ~2,000-token reasoning block, and replies of 10 KB and
+    1 MB (reasoning run away before the answer), in one run: means, worst cases, ratios."""
+    plain_us, plain_worst = task_score_us(tasks, replies, count)
+    reasoning = with_reasoning(replies)
+    reasoning_us, reasoning_worst = task_score_us(tasks, reasoning, count)
+    small = with_reasoning(replies[:20], 10_000)
+    large = with_reasoning(replies[:5], 1_000_000)
+    small_us, _ = task_score_us(tasks, small, 40)
+    large_us, large_worst = task_score_us(tasks, large, 5)
+    return {
+        "reasoning_tokens": REASONING_TOKENS,
+        "reasoning_mean_reply_chars": statistics.mean(len(r) for r in reasoning),
+        "plain_task_score_us": plain_us,
+        "plain_task_score_worst_us": plain_worst,
+        "reasoning_task_score_us": reasoning_us,
+        "reasoning_task_score_worst_us": reasoning_worst,
+        "reasoning_over_plain": reasoning_us / plain_us,
+        "task_score_10kb_us": small_us,
+        "task_score_1mb_ms": large_us / 1000,
+        "task_score_1mb_worst_ms": large_worst / 1000,
+        "ratio_1mb_over_10kb": large_us / small_us,
+    }
+
+
+def measure_bench(bench, tmp: Path, quick: bool, repeats: int) -> tuple[dict, dict, dict]:
+    """(build figures, scoring figures, long-reply figures) of one benchmark: its tasks built
+    `repeats` times from a file of the complete benchmark's size (a tenth with `quick`), then
+    scored, then scored on long replies (`long_replies_cost`)."""
     size = max(bench.full_size // 10, 1) if quick else bench.full_size
     options = bench.write_dataset(tmp, size)
     times, n = [], 0
@@ -108,7 +158,15 @@ def measure_bench(bench, tmp: Path, quick: bool, repeats: int) -> tuple[dict, di
         f"{r['task_score_us']:.1f} us/reply",
         flush=True,
     )
-    return built, r
+    long = long_replies_cost(tasks, bench.replies(), 200 if quick else 2000)
+    print(
+        f"{bench.env_id}: Task.score with a {REASONING_TOKENS:,}-token reasoning block "
+        f"{long['reasoning_task_score_us']:.0f} us/reply ({long['reasoning_over_plain']:.1f}x plain, "
+        f"worst {long['reasoning_task_score_worst_us']:.0f} us); 1 MB reply "
+        f"{long['task_score_1mb_ms']:.0f} ms ({long['ratio_1mb_over_10kb']:.0f}x a 10 KB one)",
+        flush=True,
+    )
+    return built, r, long
 
 
 SCORING_COLUMNS = [
@@ -139,6 +197,8 @@ def print_tables(results: dict) -> None:
             SCORING_COLUMNS, [[k, *(v[key] for key in SCORING_KEYS)] for k, v in results["scoring"].items()]
         )
     )
+    print()
+    print(long_replies_table(results["long_replies"]))
 
 
 def main() -> None:
@@ -150,12 +210,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     add_out_option(parser)
     ns = parser.parse_args()
-    results: dict = {"build": {}, "scoring": {}}
+    results: dict = {"build": {}, "scoring": {}, "long_replies": {}}
     with tempfile.TemporaryDirectory(prefix="medhal-tasks-") as tmpdir:
         asset_env()
         for bench in usable(ns.bench):
-            built, scored = measure_bench(bench, Path(tmpdir), ns.quick, ns.repeats)
-            results["build"][bench.env_id], results["scoring"][bench.env_id] = built, scored
+            env_id = bench.env_id
+            measured = measure_bench(bench, Path(tmpdir), ns.quick, ns.repeats)
+            results["build"][env_id], results["scoring"][env_id], results["long_replies"][env_id] = measured
     print_tables(results)
     path = write_json(
         out_dir(ns.out, ns.quick), "tasks_and_scoring" + ("-quick" if ns.quick else ""), results

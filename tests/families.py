@@ -209,6 +209,19 @@ def judge(cases: Iterable[Case], read: Callable[[Case], Any]) -> Outcome:
     return outcome
 
 
+def assert_precise(outcome: Outcome, floors: dict[str, float]) -> None:
+    """No reply read as another answer than a human reads (the first 20 shown), and recall
+    at or above each stated floor (the table shown when not)."""
+    wrong = "\n".join(
+        f"{c.id}: {c.reply!r} read {r!r}, a human reads {c.expected!r}" for c, r in outcome.wrong[:20]
+    )
+    assert not outcome.wrong, (
+        f"{len(outcome.wrong)} replies read as another answer than a human reads:\n{wrong}"
+    )
+    low = {f: round(outcome.recall(f), 3) for f, floor in floors.items() if outcome.recall(f) < floor}
+    assert not low, f"recall below the stated floor: {low}\n{outcome.table()}"
+
+
 # ------------------------------------------------------------------------------ shared parts
 
 

@@ -27,36 +27,15 @@ MED_HALT_SETS = tuple(SETS)
 IR_SETS = tuple(name for name in SETS if name.startswith("IR_"))
 
 KNOWN_GAPS = {
-    # Med-HALT's readers and scoring rules are issue 31's other half (branch reading-halt):
-    # until it lands, these rows stay READER or SCORING on the demo rows. When a change fixes
-    # one, the test below fails naming it: remove it here and re-run the audit (`uv run python
-    # bench/reward_audit.py`) for reports/reward_audit.md. MedHallu and MedFact-Bench have none.
+    # Replies naming several answers (or retracting the gold) that the readers still take as one
+    # answer (`reader`), or that a scoring rule scores right without one answer (`scoring`), on
+    # the demo rows. When a change fixes one, the test below fails naming it: remove it here and
+    # re-run the audit (`uv run python bench/reward_audit.py`) for reports/reward_audit.md.
+    # (Issue 31 fixed every reader and scoring gap listed here before.)
     *(
-        (f"Med-HALT {name}", policy)
+        # An errored rollout earns 0 (verifiers records no reward), a wrong answer -0.25.
+        (f"Med-HALT {name}", "errored rollout (no reply scored)")
         for name in MED_HALT_SETS
-        for policy in (
-            "hedge as two dicts `<dict> or <dict>`",
-            "gold stated then negated `<right dict>\\nNo, that is wrong: ...`",
-            "conditional `If ..., <dict a>; if it does not, <dict b>.`",
-            # An errored rollout earns 0 (verifiers records no reward), a wrong answer -0.25.
-            "errored rollout (no reply scored)",
-        )
-    ),
-    *(
-        (f"Med-HALT {name}", "every option, one dict each")
-        for name in ("reasoning_FCT", "reasoning_nota", "reasoning_fake")
-    ),
-    *(
-        ("Med-HALT reasoning_fake", policy)
-        for policy in (
-            "hedge in one value `{'cop': '<right> or <other>'}`",
-            "every option in one value `{'cop': '<o1>, <o2>, ...'}`",
-            "the prompt echoed",
-        )
-    ),
-    *(
-        (f"Med-HALT {name}", "double answer `{'is_paper_exists': 'No', '<field>': <a real title or link>}`")
-        for name in IR_SETS
     ),
 }
 

@@ -159,7 +159,15 @@ _CLAUSE = re.compile(r"[.!?;:,()\[\]{}<>|\n–—]")
 _SEPARATOR = re.compile(r"[\"'#]?\s*(?:[:=\-–—]|->)$")
 _SEPARATOR_ENDS = (":", "=", "-", "–", "—")
 """A label's separator, closing the text before a token ("Answer:", '"verdict":')."""
-_OPENING_TAG = re.compile(r"<[^<>/\n]{1,40}>$")
+_OPENING_TAG = re.compile(r"<(?P<name>[^<>/\n]{1,40})>$")
+PROSE_TAGS = frozenset(
+    {"explanation", "explain", "reasoning", "reason", "rationale", "justification", "think", "thinking"}
+    | {"thought", "thoughts", "analysis", "scratchpad", "notes", "note", "comment", "evidence", "context"}
+    | {"question", "knowledge", "summary", "discussion", "reflection", "steps", "working"}
+)
+"""Tag names (lower case) whose content is prose about the answer, not the answer: a token
+opening `<explanation>` is the explanation's first word ("<explanation>Aortic stenosis is
+systolic.</explanation>"), read by the rules for prose."""
 _LATEX_BRACE = re.compile(r"\\[a-z]+\s*\{$")
 _MARKS = (".", "!", "?", ";", "=", "|", "->", "=>", "→", "⇒", "⟶", "➔", "➜")
 
@@ -167,9 +175,10 @@ _MARKS = (".", "!", "?", ";", "=", "|", "->", "=>", "→", "⇒", "⟶", "➔", 
 def _opens_container(text: str) -> bool:
     """Whether a text (right-stripped of emphasis) ends with a tag or a box opening: what
     follows is the answer, whatever comes after it ("<score>2 because ...</score>")."""
-    return (text.endswith(">") and _OPENING_TAG.search(text, max(0, len(text) - 42)) is not None) or (
-        text.endswith("{") and _LATEX_BRACE.search(text, max(0, len(text) - 24)) is not None
-    )
+    if text.endswith(">"):
+        tag = _OPENING_TAG.search(text, max(0, len(text) - 42))
+        return tag is not None and tag.group("name").split()[0].lower().replace("-", "_") not in PROSE_TAGS
+    return text.endswith("{") and _LATEX_BRACE.search(text, max(0, len(text) - 24)) is not None
 
 
 def _marked(text: str) -> bool:

@@ -157,12 +157,15 @@ def boxed_all(text: str) -> list[tuple[int, int, str]]:
         elif stack:
             closing[stack.pop()] = match.start()
     found: list[tuple[int, int, str]] = []
-    for n, (start, inner) in enumerate(starts):
+    for n in range(len(starts) - 1, -1, -1):  # from the last box back: only those kept are unwrapped
+        if len(found) == BOXES_READ:
+            break
+        start, inner = starts[n]
         end = closing.get(inner - 1)  # the box's `{` ends its match
         if end is None or (n + 1 < len(starts) and starts[n + 1][0] < end):
             continue  # unclosed, or holding the next box
         found.append((start, end + 1, unwrap_latex(text[inner:end])))
-    return found[-BOXES_READ:]
+    return found[::-1]
 
 
 def settled(text: str, answers: Sequence[tuple[int, int, T]]) -> T | None:

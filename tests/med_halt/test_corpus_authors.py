@@ -49,6 +49,16 @@ SHAPES = {
     "option_index",
     "bare_option",
     "hedge",
+    # issue 31: Med-HALT equality, letters, other containers, several answer dicts
+    "equality",
+    "letter",
+    "tag",
+    "table",
+    "function_call",
+    "several_dicts",
+    # issue 31: commitment (negation, conditionals, retractions, hedges, corrections), languages
+    "commitment",
+    "language",
 }
 FCT_SPELLINGS = (
     "correct_answer",
@@ -96,8 +106,13 @@ def test_case_is_well_formed(case: dict) -> None:
         # medhal and strict give a stripped, non-empty answer or a format error.
         assert value is None or (isinstance(value, str) and value and value == value.strip())
     assert case["expected"]["authors"] is None or isinstance(case["expected"]["authors"], str)
-    if case["expected"]["strict"] is not None:
-        assert case["expected"]["medhal"] == case["expected"]["strict"]
+    strict, medhal = case["expected"]["strict"], case["expected"]["medhal"]
+    if strict is not None and "choices" not in case:
+        assert medhal == strict
+    elif strict is not None and medhal is not None:
+        # With the item's options, medhal reads a dict's value against them (the option as
+        # the item writes it, a letter or an index resolved); strict reads it as written.
+        assert medhal == strict or medhal in case["choices"].values() or strict.endswith(medhal)
     assert case["shape"] in SHAPES
     assert case["reason"].strip()
 

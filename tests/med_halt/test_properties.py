@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from med_halt.benchmark import SETS
@@ -50,9 +51,6 @@ PROPERTY = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 MANY = settings(PROPERTY, max_examples=examples(2000))
-KNOWN_FAILURE = settings(PROPERTY, phases=(Phase.explicit, Phase.reuse, Phase.generate))
-"""For the strict xfails: stop at the first failing example. Shrinking it to the smallest one
-took most of the module's time and tells nothing new about a limitation already described."""
 
 SET_NAMES = list(oracle.SETS)
 KEYS = {
@@ -195,6 +193,7 @@ class Item:
     rule: str
     parser: str
     verdict_gold: str = "yes"
+    proposed_answer: str = ""
     decline_options: tuple[str, ...] = ("I do not know",)
     paper_exists: bool | None = None
     choices: dict[str, str] = field(default_factory=dict)
@@ -271,7 +270,7 @@ _TAG = re.compile(r"<\s*/?\s*(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
 def _plain_value(text: str, fences: bool = False) -> bool:
     """A value the medhal reading is meant to return unchanged: no reasoning tag (a tag is
     read as the end of a reasoning block wherever it is, by design) and no code-fence mark
-    (fences are removed; see the xfail below)."""
+    (the round trip with fence marks inside values is its own test below)."""
     return not _TAG.search(text) and (fences or "```" not in text)
 
 
@@ -362,10 +361,7 @@ def test_a_dict_in_any_style_is_read_back_equal(case, style, before, after):
     assert (reading.key, reading.answer) == (key, answer[key].strip()), reply
 
 
-@pytest.mark.xfail(
-    strict=True, reason="braces inside quoted values cut the dict (brace_spans ignores quoting)"
-)
-@KNOWN_FAILURE
+@PROPERTY
 @given(answer_dicts(values(BRACES), answer_values(BRACES)), st.sampled_from(STYLES), prose, prose)
 def test_a_dict_with_braces_inside_values_is_read_back_equal(case, style, before, after):
     name, key, answer = case
@@ -373,10 +369,7 @@ def test_a_dict_with_braces_inside_values_is_read_back_equal(case, style, before
     assert reading.fields == answer and reading.answer == answer[key].strip()
 
 
-@pytest.mark.xfail(
-    strict=True, reason="code-fence marks are removed inside quoted values too (without_fences)"
-)
-@KNOWN_FAILURE
+@PROPERTY
 @given(
     answer_dicts(values(["```", "```json"], fences=True), answer_values(["```"], fences=True)),
     st.sampled_from(STYLES[:3]),
@@ -392,8 +385,8 @@ def test_a_dict_with_fence_marks_inside_values_is_read_back_equal(case, style):
 # apostrophe between letters; between words: spaces, commas, newlines, double quotes,
 # brackets, dashes. (Not generated, because they make the text ambiguous to any reader:
 # `, 'x':` inside a value, which looks like the next key; a backslash or two apostrophes
-# in a row, which make a different valid Python literal; braces, see the xfail above;
-# curly quotes, which the tolerant pass reads as straight quotes.)
+# in a row, which make a different valid Python literal; braces, which the tolerant pass
+# cuts by counting; curly quotes, which the tolerant pass reads as straight quotes.)
 word = st.builds(
     lambda head, tail: head + ("'" + tail if tail else ""),
     st.text(st.sampled_from("abcxyzXYZéß字0123456789"), min_size=1, max_size=6),
@@ -474,7 +467,10 @@ def test_right_answer_is_graded_right(gold, pad):
     gold = gold.strip()
     item = Item("reasoning_nota", gold, "exact", "medhal")
     reply = json.dumps({"cop": f"{pad}{gold.upper()}{pad}"})
-    assert score(item, reply).metrics["correct"] == float(gold.upper().lower() == gold.lower())
+    # Med-HALT's equality rule, restated: compatibility forms and case folded, spaces
+    # collapsed (the final punctuation is the same on both sides here).
+    folded = lambda text: " ".join(unicodedata.normalize("NFKC", text).casefold().split())  # noqa: E731
+    assert score(item, reply).metrics["correct"] == float(folded(gold.upper()) == folded(gold))
     assert score(item, json.dumps({"cop": gold})).metrics["correct"] == 1.0
 
 

@@ -244,11 +244,6 @@ def test_brace_spans_nested_and_unclosed():
     assert brace_spans("no braces } here") == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="brace_spans counts braces inside quoted values: {'cop': 'a}b'} is cut at the first '}' and "
-    "medhal reads the answer 'a' (a careful human reads 'a}b'; LaTeX like \\frac{1}{2} is common in values)",
-)
 def test_brace_inside_a_quoted_value_is_part_of_the_value():
     assert brace_spans("{'cop': 'a}b'} rest") == ["{'cop': 'a}b'}"]
     assert read_medhal('{"cop": "a}b"}', COP).answer == "a}b"
@@ -260,10 +255,6 @@ def test_brace_inside_a_quoted_value_is_part_of_the_value():
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="without_fences removes ``` anywhere, also inside a quoted value: the value read is changed",
-)
 def test_code_fence_marks_inside_a_value_are_kept():
     assert read_medhal('{"cop": "write ```x``` here"}', COP).answer == "write ```x``` here"
 
@@ -306,7 +297,8 @@ def test_a_null_answer_is_not_replaced_by_a_later_pass():
     """A dict holding the key with None: the key-value pass (which would see the text
     "None") does not turn it into an answer, nor does an invented example after it. A
     later dict of the model's own answer corrects it (the lead's decision on corpus case
-    mt-085: the last dict holding the key before any invented example is the answer)."""
+    mt-085: an echoed template or an empty first try comes first); a null after the
+    answer leaves none (its last word names nothing)."""
     assert (
         read_medhal("{'cop': None}Stop Here\nInput: {'Question': 'q'}\nOutput: {'cop': 'Liver'}", COP).answer
         is None
@@ -555,22 +547,27 @@ def test_braces_inside_json_strings_with_escaped_quotes_are_text():
 def test_stop_here_inside_the_first_answer_does_not_cut_a_later_one():
     # The cut for invented examples is searched from the end of the first answer dict: a
     # "Stop Here" quoted inside that dict, or written before it after a stray "}", is no
-    # cut, so the later dict is the reply's last answer: "b".
-    assert read_medhal("{'cop': 'a', 'why': 'Stop Here'}\n{'cop': 'b'}", ("cop",)).answer == "b"
-    assert read_medhal("} Stop Here\n{'cop': 'a'}\n{'cop': 'b'}", ("cop",)).answer == "b"
+    # cut, so the later dict is read too: two different answers, none (issue 31: several
+    # answer dicts must agree); the same answer twice, that answer.
+    assert read_medhal("{'cop': 'a', 'why': 'Stop Here'}\n{'cop': 'b'}", ("cop",)).answer is None
+    assert read_medhal("} Stop Here\n{'cop': 'a'}\n{'cop': 'b'}", ("cop",)).answer is None
+    assert read_medhal("{'cop': 'a', 'why': 'Stop Here'}\n{'cop': 'a'}", ("cop",)).answer == "a"
+    assert read_medhal("{'cop': 'a'}\nStop Here\nInput: {'cop': 'b'}", ("cop",)).answer == "a"
 
 
 def test_the_scan_of_json_strings_goes_on_to_a_later_answer_dict():
     # Each reply has a first dict whose strings hold a backslash, a quote or a brace, then
-    # a second dict, the reply's last answer: "z}w". The first dict is closed where its JSON
-    # ends, so the second is a span of its own.
+    # a second dict naming another answer ("z}w"): two answers, none (issue 31). The first
+    # dict is closed where its JSON ends, so the second is a span of its own; when it names
+    # the same answer, that answer.
     for first in (
         '{"why": "a\\\\", "cop": "x}y"}',  # an escaped backslash ends the string: a\
         '{"why": "a \\ b", "cop": "x}y"}',  # a lone backslash (Python style) escapes nothing
         '{"why": "C:\\X", "cop": "x}y"}',  # nor does a backslash before a letter
         '{"cop": "x}y", "why": "a \\"q\\" b"}',  # escaped quotes
     ):
-        assert read_medhal(first + ' {"cop": "z}w"}', ("cop",)).answer == "z}w", first
+        assert read_medhal(first + ' {"cop": "z}w"}', ("cop",)).answer is None, first
+        assert read_medhal(first + ' {"cop": "x}y"}', ("cop",)).answer == "x}y", first
         # Alone, each first dict is read whole: its own answer "x}y".
         assert read_medhal(first, ("cop",)).answer == "x}y", first
 
@@ -600,10 +597,5 @@ def test_a_key_with_nothing_before_the_closing_brace_has_no_answer():
     assert read_medhal("{cop: }", ("cop",)).answer is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known misreading: a dict written inside a JSON string of the answer dict is found by "
-    "the brace count (which ignores quotes) and read after the whole dict",
-)
 def test_a_dict_inside_a_json_string_value_is_part_of_the_value():
     assert read_medhal("{\"cop\": \"x} {'cop': 'q'}\"}", ("cop",)).answer == "x} {'cop': 'q'}"

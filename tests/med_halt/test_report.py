@@ -54,13 +54,14 @@ DEMO_REPLIES = [
 ]
 # What each reply is, per convention, with the default rules (fake: decline, IR: normalized):
 # R right, W read but wrong, F format error, M missing (error).
-#   medhal  : RWF RWR RWM RWR FRW RRR WFR
+#   medhal  : RFF RWR RWM RWR FRW RRR WFR   (1: "yes" beside another answer than the proposed
+#                                             one names two answers: a format error)
 #   authors : RWF RWR RWM RWR FWW WRR WFR   (13: exact comparison; 15: other link form)
 #   strict  : RFF RWR RWM RWR FRW RRR WFR   (1: a code fence is not the format)
 # Per set (right, read-but-wrong, format errors, missing), counted from those rows:
 HAND = {
     "medhal": {
-        "reasoning_FCT": (1, 1, 1, 0),
+        "reasoning_FCT": (1, 0, 2, 0),
         "reasoning_nota": (2, 1, 0, 0),
         "reasoning_fake": (1, 1, 0, 1),
         "IR_pmid2title": (2, 1, 0, 0),
@@ -89,18 +90,18 @@ HAND = {
 }
 # Whole run, per convention (N = 21, one missing prediction everywhere):
 OVERALL = {
-    "medhal": {  # right 11, read-but-wrong 6, format errors 3
+    "medhal": {  # right 11, read-but-wrong 5, format errors 4
         "accuracy": 11 / 21,
-        "parse_rate": 17 / 21,
+        "parse_rate": 16 / 21,
         "error_rate": 1 / 21,
         "paper_score": 8.5 / 21,  # (11 - 0.25 * 10) / 21
-        "code_score": 0.095,  # (11 - 0.25 * 6) / 100
-        "code_accuracy": 11 / 17,
-        "format_error_rate": 3 / 21,
+        "code_score": 0.0975,  # (11 - 0.25 * 5) / 100
+        "code_accuracy": 11 / 16,
+        "format_error_rate": 4 / 21,
         "macro_accuracy": 11 / 21,  # (1 + 2 + 1 + 2 + 1 + 3 + 1) / 3 / 7: equal set sizes, equal to micro
         "macro_paper_score": 8.5 / 21,
-        "macro_code_score": 9.5
-        / 700,  # mean over 7 sets of (right - 0.25 * read-wrong) / 100 = 9.5 / 100 / 7
+        "macro_code_score": 9.75
+        / 700,  # mean over 7 sets of (right - 0.25 * read-wrong) / 100 = 9.75 / 100 / 7
     },
     "authors": {  # right 9, read-but-wrong 8, format errors 3
         "accuracy": 9 / 21,
@@ -206,7 +207,7 @@ def test_the_run_convention_is_the_headline(demo_report):
     assert report["convention"] == "medhal"
     assert (report["n"], report["n_expected"], report["n_errors"], report["complete"]) == (21, 21, 1, True)
     assert report["micro_accuracy"] == approx(11 / 21) and report["macro_accuracy"] == approx(11 / 21)
-    assert report["parse_rate"] == approx(17 / 21) and report["error_rate"] == approx(1 / 21)
+    assert report["parse_rate"] == approx(16 / 21) and report["error_rate"] == approx(1 / 21)
     assert report["macro_over"] == "test_set" and report["macro_groups"] == list(SETS)
     overall = report["overall"]
     assert overall["n_errors"] == 1
@@ -245,7 +246,7 @@ def test_family_groups(demo_report):
     assert (reasoning["n"], memory["n"]) == (9, 12)
     assert reasoning["paper_score"] == approx(2.75 / 9)  # (4 - 0.25 * 5) / 9
     assert memory["paper_score"] == approx(5.75 / 12)  # (7 - 0.25 * 5) / 12
-    assert reasoning["code_score"] == approx(0.0325)  # (4 - 0.25 * 3) / 100
+    assert reasoning["code_score"] == approx(0.035)  # (4 - 0.25 * 2) / 100
     assert memory["code_score"] == approx(0.0625)  # (7 - 0.25 * 3) / 100
     assert memory["conventions"]["authors"]["accuracy"] == approx(5 / 12)  # 9, 11, 16, 17, 20
 
@@ -316,7 +317,9 @@ def test_traces_record_every_convention(tmp_path):
         "authors": "demo paper written by medhal - sleep duration and exam scores of nursing students",
         "strict": "demo paper written by medhal - sleep duration and exam scores of nursing students",
     }
-    assert traces[1]["info"]["readings"] == {"medhal": "Liver", "authors": "Liver", "strict": None}
+    # 1: the verdict "yes" beside another answer than the proposed one: not one answer
+    assert traces[1]["info"]["readings"] == {"medhal": None, "authors": "Liver", "strict": None}
+    assert traces[1]["info"]["contradiction"] == "the verdict 'is_answer_correct' and the answer disagree"
     md = (tmp_path / "scored" / "report.md").read_text()
     assert "paper_score" in md and "code_score" in md and "### By family" in md and "### By test_set" in md
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from med_halt.benchmark import ENV_ID, FAKE, FCT, FULL_SIZE, PUBLISHED, SETS
-from med_halt.rows import normalize_text
+from med_halt.rows import option_key
 from med_halt.scoring import ITEM_OUTCOMES, VERDICT_CORRECT, outcome_key
 from medhal.kit.outcomes import CONVENTIONS
 from medhal.kit.report_spec import Columns, ItemView, Lead, ReportSpec
@@ -98,14 +98,15 @@ def vote_key(item: ItemView) -> str:
     "vitamin c"; "I do not know" and "I don't know" under `decline`; a title with or without
     its final period under `normalized`), so all of them are one vote, as the trace's
     correctness says (whatever the rule of the run and the reading convention). The rule
-    never compares two wrong answers, so those are told apart by Med-HALT's own normalised
-    form (`med_halt.rows.normalize_text`: case, punctuation and spacing ignored): "Pancreas"
-    and "pancreas" are one wrong answer. Unreadable and failed rollouts keep their label."""
+    never compares two wrong answers, so those are told apart by Med-HALT's equality rule
+    (`med_halt.rows.option_key`: case, spacing, surrounding marks and final punctuation
+    ignored): "Pancreas" and "pancreas." are one wrong answer, "Rh+" and "Rh-" two.
+    Unreadable and failed rollouts keep their label."""
     if item.errored or not item.parsed:
         return item.pred
     if item.correct:
         return GOLD_VOTE
-    return "answer: " + normalize_text(item.pred)
+    return "answer: " + option_key(item.pred)
 
 
 def paper_score(columns: Columns):

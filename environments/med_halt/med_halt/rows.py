@@ -98,6 +98,27 @@ def normalize_text(text: str) -> str:
     return " ".join(re.sub(r"[\W_]+", " ", text).split())
 
 
+_AROUND = " *_`'\"\u201c\u201d\u2018\u2019"
+_FINAL = _AROUND + ".,;:!?\u3002\u3001"
+"""What `option_key` strips: marks around a text, and final punctuation after it (NFKC makes
+full-width punctuation ASCII; the ideographic full stop and comma are listed)."""
+
+
+def option_key(text: Any) -> str:
+    """Med-HALT's one equality rule for an answer and an option (or a gold) text, in a
+    dict or in prose alike: Unicode compatibility forms (NFKC), letter case, runs of
+    spaces, surrounding quotes and Markdown marks, and final sentence punctuation (. , ; :
+    ! ?) do not count; every other character does ("Rh+" and "Rh-" stay two options,
+    "Mitral stenosis." and "mitral  stenosis" are one)."""
+    folded = " ".join(unicodedata.normalize("NFKC", str(text)).casefold().split())
+    return folded.lstrip(_AROUND).rstrip(_FINAL)
+
+
+def same_option(answer: Any, option: Any) -> bool:
+    """Whether an answer names an option (or a gold text) under `option_key`."""
+    return option_key(answer) == option_key(option)
+
+
 def pubmed_id(value: Any) -> str | None:
     """The PMID in a PubMed link (either URL form), else None."""
     match = _PUBMED_URL.match(str(value))
@@ -143,8 +164,8 @@ def choices(options: dict[str, Any]) -> dict[str, str]:
 
 
 def same_text(a: Any, b: str) -> bool:
-    """The scoring's comparison of an answer with a gold text (case and surrounding blanks
-    ignored); here too, so that a row is accepted only when its gold can be answered."""
+    """The IR `exact` rule's comparison of an answer with a gold text: case and surrounding
+    blanks ignored, as upstream compares (an exam option is compared by `same_option`)."""
     return str(a).strip().lower() == b.strip().lower()
 
 
@@ -186,14 +207,14 @@ def reasoning_item(spec: SetSpec, row: dict, where: str) -> RowItem:
     proposed = options.get(PROPOSED_KEY)
     if spec is FCT and (proposed is None or not str(proposed).strip()):
         raise DatasetError(f"{where}: field 'options' has no {PROPOSED_KEY!r} entry (the proposed answer)")
-    if not any(same_text(text, gold) for text in options.values() if text is not None):
+    if not any(same_option(text, gold) for text in options.values() if text is not None):
         raise DatasetError(
             f"{where}: field 'correct_answer' {gold[:80]!r} is not the text of any option "
             "(the item could never be answered right)"
         )
     if spec is not FCT:
         return model_input, {**common, "gold": gold, "source_question": question_cluster(question)}
-    verdict = "yes" if str(proposed).strip().lower() == gold.strip().lower() else "no"
+    verdict = "yes" if same_option(proposed, gold) else "no"
     return model_input, {
         **common,
         "gold": gold,
