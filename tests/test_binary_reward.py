@@ -71,21 +71,22 @@ def test_binary_reward_pays_one_for_right_and_zero_for_everything_else(
             assert reward == metrics["correct"]
 
 
-def test_med_halt_wrong_and_unreadable_replies_lose_the_papers_points_only_as_a_metric(monkeypatch, tmp_path):
-    """The paper's -0.25 is what the reward is without the option, and stays the
-    `paper_points` metric with it."""
+def test_med_halt_pays_the_papers_points_only_when_asked_and_keeps_them_as_a_metric(monkeypatch, tmp_path):
+    """By default a wrong or unreadable Med-HALT reply earns 0, as under `binary_reward` (an
+    errored rollout earns 0 too, so failing never beats answering); `task.wrong_reward =
+    -0.25` pays the paper's eq. 1. Whatever the reward, the `paper_points` metric is eq. 1."""
     monkeypatch.setenv("MEDHAL_ASSETS_DIR", str(tmp_path))
     module = scoring("med-halt")
     plain, binary = demo_tasks("med-halt"), demo_tasks("med-halt", binary_reward=True)
-    for without, with_ in zip(plain, binary, strict=True):
-        cases = [(module.gold_reply(without.data), (1.0, 1.0))]
-        cases += [(reply, (-0.25, 0.0)) for reply in (module.wrong_reply(without.data), *UNREADABLE)]
+    paper = demo_tasks("med-halt", task={"wrong_reward": -0.25})
+    for default, with_, papers in zip(plain, binary, paper, strict=True):
+        cases = [(module.gold_reply(default.data), (1.0, 1.0, 1.0))]
+        cases += [(reply, (0.0, 0.0, -0.25)) for reply in (module.wrong_reply(default.data), *UNREADABLE)]
         for reply, expected in cases:
-            reward_plain, metrics_plain = reward_of(without, reply)
-            reward_binary, metrics_binary = reward_of(with_, reply)
-            assert (reward_plain, reward_binary) == expected, reply
-            assert metrics_plain["paper_points"] == metrics_binary["paper_points"] == reward_plain
-            assert metrics_plain == metrics_binary
+            rewards, metrics = zip(*(reward_of(task, reply) for task in (default, with_, papers)), strict=True)
+            assert rewards == expected, reply
+            assert {m["paper_points"] for m in metrics} == {expected[2]}
+            assert metrics[0] == metrics[1] == metrics[2]
 
 
 @pytest.mark.parametrize("env_id", ENVIRONMENTS)
@@ -192,8 +193,9 @@ def test_med_halt_report_figures_do_not_depend_on_binary_reward(tmp_path):
 
     for name in ("plain", "binary"):
         (tmp_path / name).mkdir()
-    plain = score_demo(tmp_path / "plain")
+    plain = score_demo(tmp_path / "plain", "--taskset.task.wrong_reward", "-0.25")
     binary = score_demo(tmp_path / "binary", "--taskset.binary_reward", "true")
+    # "plain" pays the paper's points here, so that the option changes the rewards
     assert plain["conventions"] == binary["conventions"]
     assert plain["groups"] == binary["groups"]
     assert plain["conventions"]["medhal"]["paper_score"] is not None

@@ -23,21 +23,14 @@ EVERY_SETTING_KINDS = {"constant", "errored", *READER_KINDS}
 """Kinds every setting audits; MedHallu adds its surface cue, MedFact-Bench its published prior."""
 
 NOT_SURE, BINARY = "MedHallu, not sure offered", "MedHallu, binary (`not_sure = false`)"
-MED_HALT_SETS = tuple(SETS)
 IR_SETS = tuple(name for name in SETS if name.startswith("IR_"))
 
-KNOWN_GAPS = {
-    # Replies naming several answers (or retracting the gold) that the readers still take as one
-    # answer (`reader`), or that a scoring rule scores right without one answer (`scoring`), on
-    # the demo rows. When a change fixes one, the test below fails naming it: remove it here and
-    # re-run the audit (`uv run python bench/reward_audit.py`) for reports/reward_audit.md.
-    # (Issue 31 fixed every reader and scoring gap listed here before.)
-    *(
-        # An errored rollout earns 0 (verifiers records no reward), a wrong answer -0.25.
-        (f"Med-HALT {name}", "errored rollout (no reply scored)")
-        for name in MED_HALT_SETS
-    ),
-}
+KNOWN_GAPS: set[tuple[str, str]] = set()
+"""Replies naming several answers (or retracting the gold) that the readers still take as one
+answer (`reader`), a scoring rule scores right without one answer (`scoring`), or a failed
+rollout that earns more than a wrong answer, on the demo rows: none since issue 31. When a
+change opens one, the test below names it; list it here only with the issue that will close it,
+and re-run the audit (`uv run python bench/reward_audit.py`) for reports/reward_audit.md."""
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +102,7 @@ def test_the_oracle_earns_the_ceiling(audit: dict) -> None:
 
 def test_chance_is_a_uniform_guess_per_item(audit: dict) -> None:
     """Recomputed here from the demo rows: MedHallu 1/2, MedFact-Bench 1/3; a Med-HALT
-    multiple-choice item 1/n_options (+1 right, -0.25 otherwise)."""
+    multiple-choice item 1/n_options (+1 right, 0 otherwise: the default reward)."""
     from med_halt.benchmark import DEMO_DIR
 
     by_name = settings(audit)
@@ -121,7 +114,7 @@ def test_chance_is_a_uniform_guess_per_item(audit: dict) -> None:
                 len([k for k in ast.literal_eval(r["options"]) if k != "correct answer"])
                 for r in csv.DictReader(f)
             ]
-        expected = sum(1 / n - 0.25 * (n - 1) / n for n in counts) / len(counts)
+        expected = sum(1 / n for n in counts) / len(counts)
         assert by_name[f"Med-HALT {name}"]["chance"]["medhal"] == pytest.approx(expected)
 
 
@@ -137,7 +130,7 @@ def test_under_the_default_reward_no_reader_shape_beats_chance_except_the_known_
     """Hedges, conditionals, retractions, option lists, echoes, empty replies and abstentions
     never beat chance and are never read as an answer (a retracted gold never as the gold)
     under `medhal`, and an errored rollout never earns more than a wrong answer, except the
-    rows listed in KNOWN_GAPS (Med-HALT's, until its half of issue 31 lands); a constant
+    rows listed in KNOWN_GAPS (none); a constant
     answer beats chance only through the data (`intrinsic`)."""
     flagged = set()
     for setting in audit["settings"]:
@@ -152,14 +145,14 @@ def test_under_the_default_reward_no_reader_shape_beats_chance_except_the_known_
     assert not fixed, f"fixed (remove them from KNOWN_GAPS, re-run the audit): {sorted(fixed)}"
 
 
-def test_an_errored_rollout_never_earns_more_than_a_wrong_answer_outside_med_halt(audit: dict) -> None:
-    """An errored rollout earns what verifiers records, the empty sum of no rewards (0): for
-    MedHallu and MedFact-Bench that ties a wrong answer (0), so failing never pays."""
+def test_an_errored_rollout_never_earns_more_than_a_wrong_answer(audit: dict) -> None:
+    """An errored rollout earns what verifiers records, the empty sum of no rewards (0): in
+    every environment that ties a wrong answer (0 by default; Med-HALT's paper points, -0.25,
+    are an option and its `paper_points` metric), so failing never pays."""
     for setting in audit["settings"]:
         row = next(p for p in setting["policies"] if p["kind"] == "errored")
         assert row["reward"]["medhal"] == 0.0
-        if setting["environment"] != "med-halt":
-            assert row["status"] == "ok" and setting["wrong"]["medhal"] == 0.0, setting["setting"]
+        assert row["status"] == "ok" and setting["wrong"]["medhal"] == 0.0, setting["setting"]
 
 
 def test_the_data_properties_are_stated_beside_chance(audit: dict) -> None:

@@ -36,11 +36,26 @@ def parse_taskset_options(args: list[str]) -> dict[str, Any]:
             value = args[i + 1]
             i += 1
         try:
-            options[key.replace("-", "_")] = json.loads(value)
+            parsed: Any = json.loads(value)
         except json.JSONDecodeError:
-            options[key.replace("-", "_")] = value
+            parsed = value
+        _set_dotted(options, key.replace("-", "_"), parsed, arg)
         i += 1
     return options
+
+
+def _set_dotted(options: dict[str, Any], key: str, value: Any, arg: str) -> None:
+    """Set `key` in `options`, a dotted key in nested tables (`task.wrong_reward` sets
+    `options["task"]["wrong_reward"]`, as `eval` reads `--taskset.task.wrong_reward`)."""
+    *tables, name = key.split(".")
+    if not name or not all(tables):
+        raise OptionError(f"option {arg}: an empty name between dots")
+    for table in tables:
+        inner = options.setdefault(table, {})
+        if not isinstance(inner, dict):
+            raise OptionError(f"option {arg}: {table} is already set to a value, not a table of options")
+        options = inner
+    options[name] = value
 
 
 def taskset_config(env_id: str, options: Mapping[str, Any]) -> Any:

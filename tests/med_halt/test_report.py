@@ -296,7 +296,7 @@ def test_rule_accuracies_that_do_not_apply_are_blank(demo_report, tmp_path):
 def test_traces_record_every_convention(tmp_path):
     score_demo(tmp_path)
     traces = [json.loads(line) for line in (tmp_path / "scored" / "traces.jsonl").read_text().splitlines()]
-    assert [t["rewards"].get("points") for t in traces[:3]] == [1.0, -0.25, -0.25]
+    assert [t["rewards"].get("points") for t in traces[:3]] == [1.0, 0.0, 0.0]  # wrong_reward defaults to 0
     assert traces[2]["metrics"] == {
         "correct": 0.0,
         "parsed": 0.0,
@@ -369,7 +369,7 @@ def test_score_under_the_authors_convention(tmp_path):
         assert report["conventions"]["authors"][name] == approx(value), name
     assert report["macro_accuracy"] == approx(9 / 21) and report["micro_accuracy"] == approx(9 / 21)
     traces = [json.loads(line) for line in (tmp_path / "scored" / "traces.jsonl").read_text().splitlines()]
-    assert traces[13]["rewards"]["points"] == -0.25  # exact comparison under the authors' reading
+    assert traces[13]["rewards"]["points"] == 0.0  # exact comparison under the authors' reading: wrong
     assert all(t["task"]["data"]["parser"] == "authors" for t in traces)
 
 

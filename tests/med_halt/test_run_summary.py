@@ -140,7 +140,7 @@ def report_figure(report: dict[str, Any], metric: str) -> float:
         "correct": own["accuracy"],
         "parsed": own["parse_rate"],
         "paper_points": own["paper_score"],  # eq. 1 per item; its mean over all items
-        "points": own["paper_score"],  # the reward: eq. 1's points under the default options
+        "points": own["accuracy"],  # the reward: 1 right, 0 otherwise under the default options
     }
     return float(run[metric])
 

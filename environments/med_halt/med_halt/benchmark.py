@@ -31,8 +31,10 @@ PROMPTS_URL = f"https://raw.githubusercontent.com/medhalt/medhalt/{PROMPT_COMMIT
 DEFAULT_PROMPT_VERSION = "v0"
 DEFAULT_NUM_SHOTS = 2
 DEFAULT_SHOT_SEED = 0
-WRONG_REWARD = -0.25
-"""Eq. 1 of the paper: a wrong answer costs a quarter point."""
+PAPER_POINTS_RIGHT, PAPER_POINTS_WRONG = 1.0, -0.25
+"""Eq. 1 of the paper: a right answer earns a point, a wrong one (a format error included)
+costs a quarter point. The reports' paper score and the `paper_points` metric; as a reward,
+the `task.wrong_reward = -0.25` option."""
 
 REASONING = "reasoning"
 MEMORY = "memory"

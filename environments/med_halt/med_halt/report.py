@@ -18,13 +18,21 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from med_halt.benchmark import ENV_ID, FAKE, FCT, FULL_SIZE, PUBLISHED, SETS
+from med_halt.benchmark import (
+    ENV_ID,
+    FAKE,
+    FCT,
+    FULL_SIZE,
+    PAPER_POINTS_RIGHT,
+    PAPER_POINTS_WRONG,
+    PUBLISHED,
+    SETS,
+)
 from med_halt.rows import option_key
 from med_halt.scoring import ITEM_OUTCOMES, VERDICT_CORRECT, outcome_key
 from medhal.kit.outcomes import CONVENTIONS
 from medhal.kit.report_spec import Columns, ItemView, Lead, ReportSpec
 
-RIGHT, WRONG = 1.0, -0.25
 CODE_DIVISOR = 100
 
 
@@ -111,12 +119,14 @@ def vote_key(item: ItemView) -> str:
 
 def paper_score(columns: Columns):
     """Eq. 1: (1.25 * right - 0.25 * N) / N, i.e. the mean of +1 / -0.25 over all items."""
-    return columns.linear({"correct": RIGHT - WRONG, "n": WRONG}, "n")
+    return columns.linear({"correct": PAPER_POINTS_RIGHT - PAPER_POINTS_WRONG, "n": PAPER_POINTS_WRONG}, "n")
 
 
 def code_score(columns: Columns):
     """(right - 0.25 * (parsed - right)) / 100 over parsed items (right implies parsed)."""
-    return columns.linear({"correct": RIGHT - WRONG, "parsed": WRONG}, CODE_DIVISOR)
+    return columns.linear(
+        {"correct": PAPER_POINTS_RIGHT - PAPER_POINTS_WRONG, "parsed": PAPER_POINTS_WRONG}, CODE_DIVISOR
+    )
 
 
 BASE = Columns()

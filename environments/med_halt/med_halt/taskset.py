@@ -4,9 +4,9 @@ Each of the seven test sets is one Hub configuration; every row becomes one sing
 task whose user message is the authors' few-shot prompt for that set (pinned prompt
 assets, default version v0 with 2 shots drawn with a seed) followed by the row as
 `Input: <dict>\\nOutput: `. The reply is read under every convention and graded by the
-set's rule (see `scoring`); the reward is +1 for a right answer and -0.25 otherwise,
-format errors included, so guessing is penalised as in the paper (or 1 / 0 under
-`binary_reward`, with the paper's points kept as the `paper_points` metric). Tasks load set
+set's rule (see `scoring`); the reward is +1 for a right answer and 0 otherwise (the
+paper's -0.25 for a wrong answer or a format error with `task.wrong_reward = -0.25`; its
+points are always the `paper_points` metric, which the reports score). Tasks load set
 by set in a fixed order, rows in file order (idx = position).
 """
 
@@ -30,12 +30,12 @@ from med_halt.benchmark import (
     EVAL_FINGERPRINTS,
     FAKE,
     MEMORY,
+    PAPER_POINTS_WRONG,
     PROMPT_FILES,
     SETS,
     SUBSETS,
     TRAINABLE,
     TRAINING_SPLIT_TYPES,
-    WRONG_REWARD,
 )
 from med_halt.prompts import Preamble, build_preamble
 from med_halt.rows import item_text, to_item
@@ -94,10 +94,14 @@ class MedHaltData(BenchmarkData):
 
 
 class MedHaltTaskConfig(vf.TaskConfig):
-    wrong_reward: float = Field(WRONG_REWARD, ge=-1.0, le=0.0)
-    """Reward for a wrong answer or a format error, between -1 and 0 (RL knob; report
-    scores always use -0.25). The taskset's `binary_reward` replaces the default; another
-    value beside it is refused."""
+    wrong_reward: float = Field(0.0, ge=-1.0, le=0.0)
+    """Reward for a wrong answer or a format error, between -1 and 0; -0.25 pays the paper's
+    eq. 1 (report scores always use it: the `paper_points` metric). The default is 0, not the
+    paper's -0.25: a rollout that fails before it is scored gets no reward from verifiers (the
+    empty sum, 0), and a wrong answer must never earn less than failing; rewards of 0 and 1
+    are also what prime-rl's pass@k needs. Under group-normalised advantages (GRPO) the two
+    rewards teach the same: +1/-0.25 is an affine map of +1/0. Another value beside the
+    taskset's `binary_reward` is refused."""
     invalid_reward: float | None = Field(None, ge=-1.0, le=0.0)
     """Reward for a format error alone (no answer read under the run's convention), between
     -1 and 0; unset (the default): `wrong_reward`, as eq. 1 of the paper counts a format
@@ -113,12 +117,13 @@ class MedHaltTask(vf.Task[MedHaltData, vf.State, MedHaltTaskConfig]):
         and every rule of the set. The answers read go on `trace.info`."""
         scored = score(task, trace.last_reply)
         trace.info.update({**scored.info, **truncation_info(trace)})
-        return {**scored.metrics, PAPER_POINTS: 1.0 if scored.metrics[CORRECT] else WRONG_REWARD}
+        return {**scored.metrics, PAPER_POINTS: 1.0 if scored.metrics[CORRECT] else PAPER_POINTS_WRONG}
 
     @vf.reward(weight=1.0)
     async def points(self, trace: vf.Trace) -> float:
-        """+1 for a right answer, `wrong_reward` (the paper's -0.25) for a wrong one and,
-        when set, `invalid_reward` for a format error; under `binary_reward` 1 or 0."""
+        """+1 for a right answer, `wrong_reward` (0; the paper's -0.25 as an option) for a
+        wrong one and, when set, `invalid_reward` for a format error; under `binary_reward`
+        1 or 0."""
         if trace.metrics[CORRECT]:
             return 1.0
         if self.data.binary_reward:
