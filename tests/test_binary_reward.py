@@ -83,7 +83,8 @@ def test_med_halt_pays_the_papers_points_only_when_asked_and_keeps_them_as_a_met
         cases = [(module.gold_reply(default.data), (1.0, 1.0, 1.0))]
         cases += [(reply, (0.0, 0.0, -0.25)) for reply in (module.wrong_reply(default.data), *UNREADABLE)]
         for reply, expected in cases:
-            rewards, metrics = zip(*(reward_of(task, reply) for task in (default, with_, papers)), strict=True)
+            scored = [reward_of(task, reply) for task in (default, with_, papers)]
+            rewards, metrics = zip(*scored, strict=True)
             assert rewards == expected, reply
             assert {m["paper_points"] for m in metrics} == {expected[2]}
             assert metrics[0] == metrics[1] == metrics[2]
