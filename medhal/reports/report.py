@@ -49,6 +49,7 @@ from medhal.reports.headline import lead_block
 from medhal.reports.items import ItemLog
 from medhal.reports.prime_rl import Expected
 from medhal.reports.published import comparison as published_comparison
+from medhal.reports.run_sums import RunSums
 from medhal.reports.traces import (
     MAX_MAGNITUDE,
     TraceFileError,
@@ -256,22 +257,24 @@ class Run:
     """What prime-rl's files say of the run that its traces do not (the run is one eval
     epoch of a prime-rl run: its tasks were loaded without `select`, so they carry no
     selection); None for any other run."""
-    _pending: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False)
-    """Traces added but not yet summed (see `flush`)."""
+    sums: RunSums = field(init=False, repr=False)
+    """The per-cluster sums `overall` and `groups` are made from (see `flush`)."""
     _last_selection: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        width = len(self.spec.columns.names)
-        macro = len(BASE_COLUMNS) * len(self.spec.macro_groups)
-        self.overall = m.ClusterSums((width + macro) * len(CONVENTIONS))
+        spec = self.spec
+        self.sums = RunSums(
+            len(spec.columns.names), len(spec.macro_groups), spec.group_fields, task_clusters=not spec.cluster_field
+        )
+        self.overall = m.ClusterSums(self.sums.overall_width)
         if self.keep_items:
-            self.items = m.ItemTable(len(CONVENTIONS) + width)
+            self.items = m.ItemTable(len(CONVENTIONS) + len(spec.columns.names))
 
     # -- one trace ----------------------------------------------------------------------
     def add(self, record: TraceRecord) -> None:
         """Fold one trace into the run. Per-trace work is where a report's time goes, so
-        the metrics are merged once per trace, rows are joined as tuples, and the column
-        sums are queued and summed with numpy a batch at a time (`flush`)."""
+        the metrics are merged once per trace, rows are joined as tuples, and a cluster's
+        sums move from one interned state to the next (`RunSums`)."""
         spec, data = self.spec, record.data
         idx, convention = self._identify(record)
         groups = {f: self._text(data, f, record) for f in spec.group_fields}
@@ -294,9 +297,7 @@ class Run:
             finite = False
         if not finite:
             every = self._finite(every, record)
-        self._pending.append((cluster, tuple(groups.values()), every, macro_group))
-        if len(self._pending) >= self.PENDING:
-            self.flush()
+        self.sums.add(cluster, tuple(groups.values()), every, macro_group)
         if self.view is not None:
             self.view.add(record, idx, tuple(groups.values()), views)
         view = views[convention]
@@ -355,42 +356,10 @@ class Run:
             )
         return spec.macro_groups.index(value)
 
-    PENDING = 1024
-    """Traces queued before `flush` sums them (bounds the queue's memory)."""
-
     def flush(self) -> None:
-        """Sum the queued traces into `overall` and `groups`, in the order they were added:
-        one numpy array per batch, its macro columns filled by indexing, and one
-        `ClusterSums.add_rows` per sum (`build_report` calls this; so does `read_run`)."""
-        if not self._pending:
-            return
-        pending, self._pending = self._pending, []
-        spec, n = self.spec, len(pending)
-        clusters = [p[0] for p in pending]
-        every = np.array([p[2] for p in pending], dtype=float)
-        width, block, n_groups = len(spec.columns.names), len(BASE_COLUMNS), len(spec.macro_groups)
-        macro = np.zeros((n, len(CONVENTIONS) * n_groups * block))
-        if spec.macro_field is not None:
-            group = np.array([p[3] for p in pending], dtype=np.int64)
-            for c in range(len(CONVENTIONS)):
-                columns = ((c * n_groups + group) * block)[:, None] + np.arange(block)
-                macro[np.arange(n)[:, None], columns] = every[:, c * width : c * width + block]
-        assert self.overall is not None
-        self.overall.add_rows(clusters, np.hstack([every, macro]))
-        for f, fld in enumerate(spec.group_fields):
-            members: dict[str, list[int]] = {}
-            for i, p in enumerate(pending):
-                value = p[1][f]
-                if value in members:
-                    members[value].append(i)
-                else:
-                    members[value] = [i]
-            by_value = self.groups.setdefault(fld, {})
-            for value, idx in members.items():
-                sums = by_value.get(value)
-                if sums is None:
-                    sums = by_value[value] = m.ClusterSums(every.shape[1])
-                sums.add_rows([clusters[i] for i in idx], every[idx])
+        """`overall` and `groups` made from the sums of the traces added so far (`build_report`
+        calls this; so does `read_run`)."""
+        self.overall, self.groups = self.sums.tables()
 
     def _finite(self, every: Sequence[Any], record: TraceRecord) -> tuple[float, ...]:
         """`every` as floats, or a TraceFileError naming the trace and the column that is
