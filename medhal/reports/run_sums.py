@@ -6,19 +6,19 @@ clusters are its source questions, or its tasks where a benchmark names no sourc
 (MedFact-Bench): one per rollout in a run of one rollout per task, so sums held per
 cluster (72 numbers a task for MedFact-Bench's three conventions and macro columns, and
 12 more for its group) grow with the rows. Yet a trace adds one of few rows (its counts
-are 0 or 1), and a cluster's few rollouts add up to one of few sums. So here the sums of a
-cluster, for the whole run and for every group it has items in, are one *state*, interned:
-a cluster holds the number of its state (4 bytes, in an array indexed by task idx where
-the task is the cluster), and a trace moves its cluster to the next state through a memo
+are 0 or 1), and a small cluster's rollouts add up to one of few sums. So the sums of a
+small cluster, for the whole run and for every group it has items in, are one *state*,
+interned: the cluster holds the number of its state (4 bytes, in an array indexed by task
+idx where the task is the cluster), and a trace moves it to the next state through a memo
 keyed by (state, the trace's row). The next state's sums are the previous ones plus the
 row, computed once per distinct pair: the same floats added in the same order as a
-cluster summed on its own, so the tables handed to the bootstrap hold the same rows (only
+cluster summed on its own, so the tables handed to the bootstrap hold the same rows (each
 stored once with a count), and every interval and figure is the same.
 
-Rows that take many values (a benchmark counting a continuous score) make many states:
-past `MAX_STATES` the states are written out as plain per-cluster sums and the rest of the
-run is summed as before (`ClusterSums`, a batch at a time), memory then growing with the
-clusters as it did.
+A cluster past `SMALL` items (a source question shared by hundreds of items) would make a
+new state with each of them: its sums move to a `ClusterSums` and its further traces are
+summed there, as before (a batch at a time). Rows that take many values (a benchmark
+counting a continuous score) make many states: past `MAX_STATES` every cluster moves.
 """
 
 from __future__ import annotations
@@ -33,18 +33,25 @@ from medhal.kit.outcomes import CONVENTIONS
 from medhal.kit.report_spec import BASE_COLUMNS
 from medhal.reports import metrics as m
 
+SMALL = 8
+"""Items a cluster may have and keep an interned state; a larger one is summed on its own."""
 MAX_STATES = 1 << 16
 """Distinct trace rows, cluster states and summed rows (each) kept interned; past this
-the run is summed cluster by cluster (see the module docstring)."""
+every cluster is summed on its own (see the module docstring)."""
 MEMO = 1 << 18
 """Remembered (state, row) -> state steps; past this the memo starts afresh (a step is
 then computed again, to the same state)."""
+OWN = -2
+"""The state of a cluster summed on its own (in `RunSums._own`)."""
+FULL = -3
+"""What `RunSums._step` answers when the interned tables are full."""
 
 Kind = tuple[tuple[float, ...], int, tuple[str, ...]]
 """A trace's row: its columns under every convention, its macro group, its group values."""
 State = tuple[int, tuple[tuple[int, str, int], ...]]
 """A cluster's sums: its overall row's number, and (group field, value, row number) of
 each group it has items in, sorted."""
+Pending = tuple[Hashable, tuple[str, ...], tuple[float, ...], int]
 
 
 class _Rows:
@@ -71,15 +78,16 @@ class RunSums:
     """Per-cluster sums of a run's traces: `add` once per trace, `tables` at the end (the
     overall `ClusterSums` and one per value of each group field).
 
-    `width`: columns per convention; the overall row is the row under every convention
-    followed by the macro columns (the base columns of each macro group, per convention).
-    `task_clusters`: the clusters are task ids (non-negative integers), kept in an array
-    indexed by id instead of a dict."""
+    `width`: columns per convention, the first counting the items (`BASE_COLUMNS`' n); the
+    overall row is the row under every convention followed by the macro columns (the base
+    columns of each macro group, per convention). `task_clusters`: the clusters are task
+    ids (non-negative integers), kept in an array indexed by id instead of a dict."""
 
     PENDING = 1024
-    """Traces queued before they are summed, once past `MAX_STATES` (bounds the queue)."""
+    """Traces of clusters summed on their own queued before they are summed (bounds the queue)."""
 
     def __init__(self, width: int, n_macro: int, group_fields: Sequence[str], *, task_clusters: bool) -> None:
+        assert BASE_COLUMNS[0] == "n"
         self.width = width
         self.n_macro = n_macro
         self.fields = tuple(group_fields)
@@ -89,7 +97,6 @@ class RunSums:
         self._kinds: dict[Kind, int] = {}
         self._kind_info: list[tuple[int, int, tuple[str, ...]]] = []
         """Each row's (overall row number, group row number, group values)."""
-        self._kind_items: list[int] = []
         self._states: dict[State, int] = {}
         self._state_info: list[State] = []
         self._memo: dict[tuple[int, int], int] = {}
@@ -97,31 +104,38 @@ class RunSums:
         self._group_rows = _Rows(width * len(CONVENTIONS))
         self._slots: dict[Hashable, int] = {}
         self._state = array("i")
-        """Each cluster's state (-1: none yet), by task id or by `_slots`' number."""
-        self._spilled: tuple[m.ClusterSums, dict[str, dict[str, m.ClusterSums]]] | None = None
-        self._pending: list[tuple[Hashable, tuple[str, ...], tuple[float, ...], int]] = []
+        """Each cluster's state (-1: none yet; `OWN`), by task id or by `_slots`' number."""
+        self._all_own = False
+        self._own = m.ClusterSums(self.overall_width)
+        self._own_groups: dict[str, dict[str, m.ClusterSums]] = {f: {} for f in self.fields}
+        self._pending: list[Pending] = []
 
     # -- adding ---------------------------------------------------------------------------
     def add(self, cluster: Hashable, groups: tuple[str, ...], every: tuple[float, ...], macro_group: int) -> None:
         """One trace: its cluster, its group values (one per field), its row under every
         convention (finite numbers) and its macro group's index (-1: none)."""
         self.n += 1
-        if self._spilled is None:
+        if not self._all_own:
             key = (every, macro_group, groups)
             kind = self._kinds.get(key)
             if kind is None:
                 kind = self._new_kind(key)
-            if kind >= 0:
-                slot = self._slot(cluster)
-                state = self._state[slot]
+            slot = self._slot(cluster)
+            state = self._state[slot]
+            if kind >= 0 and state != OWN:
                 step = self._memo.get((state, kind))
                 if step is None:
                     step = self._step(state, kind)
                 if step >= 0:
                     self._state[slot] = step
-                    self._kind_items[kind] += 1
                     return
-            self._spill()
+                if step == OWN:
+                    self._move([cluster], [state])
+                    self._state[slot] = OWN
+                else:
+                    self._move_all()
+            elif state != OWN:
+                self._move_all()
         self._pending.append((cluster, groups, every, macro_group))
         if len(self._pending) >= self.PENDING:
             self._flush()
@@ -160,26 +174,26 @@ class RunSums:
         group_row = overall[: self.width * len(CONVENTIONS)]
         kind = self._kinds[key] = len(self._kind_info)
         self._kind_info.append((self._overall_rows.number(overall), self._group_rows.number(group_row), groups))
-        self._kind_items.append(0)
         return kind
 
     def _step(self, state: int, kind: int) -> int:
-        """The state a cluster in `state` (-1: new) reaches with one more trace of `kind`
-        (-1: too many states or rows)."""
+        """The state a cluster in `state` (-1: new) reaches with one more trace of `kind`;
+        `OWN` when the cluster has `SMALL` items already, `FULL` when the tables are."""
         overall, group_row, values = self._kind_info[kind]
+        rows, g = self._overall_rows, self._group_rows
         if state < 0:
             entries = {(f, v): group_row for f, v in enumerate(values)}
         else:
             before, held = self._state_info[state]
-            rows = self._overall_rows
+            if rows.rows[before][0] >= SMALL:
+                return OWN
             overall = rows.number(rows.rows[before] + rows.rows[overall])
             entries = {(f, v): r for f, v, r in held}
             for f, v in enumerate(values):
                 r = entries.get((f, v))
-                g = self._group_rows
                 entries[(f, v)] = group_row if r is None else g.number(g.rows[r] + g.rows[group_row])
-        if max(len(self._overall_rows), len(self._group_rows), len(self._states)) >= MAX_STATES:
-            return -1
+        if max(len(rows), len(g), len(self._states)) >= MAX_STATES:
+            return FULL
         key = (overall, tuple(sorted((f, v, r) for (f, v), r in entries.items())))
         step = self._states.get(key)
         if step is None:
@@ -190,34 +204,43 @@ class RunSums:
         self._memo[(state, kind)] = step
         return step
 
-    # -- past MAX_STATES ------------------------------------------------------------------
-    def _spill(self) -> None:
-        """Write the states out as per-cluster sums; from now on traces are summed as they
-        come (`_flush`)."""
-        overall = m.ClusterSums(self.overall_width)
-        groups: dict[str, dict[str, m.ClusterSums]] = {f: {} for f in self.fields}
+    # -- clusters summed on their own -----------------------------------------------------
+    def _move(self, clusters: list[Hashable], states: list[int]) -> None:
+        """Clusters' interned sums handed to the `ClusterSums` (items counted by their first
+        column); their further traces are summed there."""
+        rows = np.array([self._overall_rows.rows[self._state_info[s][0]] for s in states])
+        self._own.add_sums(clusters, rows, int(rows[:, 0].sum()))
+        members: dict[tuple[int, str], tuple[list[Hashable], list[np.ndarray]]] = {}
+        for cluster, s in zip(clusters, states, strict=True):
+            for f, v, r in self._state_info[s][1]:
+                keys, sums = members.setdefault((f, v), ([], []))
+                keys.append(cluster)
+                sums.append(self._group_rows.rows[r])
+        for (f, v), (keys, sums) in members.items():
+            table = self._own_group(self.fields[f], v)
+            block = np.array(sums)
+            table.add_sums(keys, block, int(block[:, 0].sum()))
+
+    def _own_group(self, fld: str, value: str) -> m.ClusterSums:
+        by_value = self._own_groups[fld]
+        table = by_value.get(value)
+        if table is None:
+            table = by_value[value] = m.ClusterSums(self.width * len(CONVENTIONS))
+        return table
+
+    def _move_all(self) -> None:
+        """Every cluster summed on its own from now on (the interned tables are full)."""
         clusters, states = self._clusters()
         if clusters:
-            rows = np.array([self._overall_rows.rows[self._state_info[s][0]] for s in states])
-            overall.add_sums(clusters, rows, sum(self._kind_items))
-            members: dict[tuple[int, str], tuple[list[Hashable], list[np.ndarray]]] = {}
-            for cluster, s in zip(clusters, states, strict=True):
-                for f, v, r in self._state_info[s][1]:
-                    keys, sums = members.setdefault((f, v), ([], []))
-                    keys.append(cluster)
-                    sums.append(self._group_rows.rows[r])
-            items = self._group_items()
-            for (f, v), (keys, sums) in members.items():
-                table = groups[self.fields[f]][v] = m.ClusterSums(self.width * len(CONVENTIONS))
-                table.add_sums(keys, np.array(sums), items[(f, v)])
-        self._spilled = (overall, groups)
+            self._move(clusters, states)
+        self._all_own = True
         self._kinds, self._kind_info, self._states, self._state_info, self._memo = {}, [], {}, [], {}
         self._overall_rows = _Rows(self.overall_width)
         self._group_rows = _Rows(self.width * len(CONVENTIONS))
         self._slots, self._state = {}, array("i")
 
     def _clusters(self) -> tuple[list[Hashable], list[int]]:
-        """Every cluster with a state, and its state (task ids in order, others as met)."""
+        """Every cluster with an interned state, and its state (task ids in order, others as met)."""
         if self.task_clusters:
             states = np.frombuffer(self._state, dtype=np.int32) if len(self._state) else np.zeros(0, np.int32)
             ids = np.flatnonzero(states >= 0)
@@ -225,62 +248,58 @@ class RunSums:
         held = [(cluster, self._state[i]) for cluster, i in self._slots.items() if self._state[i] >= 0]
         return [c for c, _ in held], [s for _, s in held]
 
-    def _group_items(self) -> dict[tuple[int, str], int]:
-        """Traces added so far in each (group field, value)."""
-        items: dict[tuple[int, str], int] = {}
-        for (_, _, values), n in zip(self._kind_info, self._kind_items, strict=True):
-            for f, v in enumerate(values):
-                items[(f, v)] = items.get((f, v), 0) + n
-        return items
-
     def _flush(self) -> None:
-        """Sum the queued traces into the spilled sums, in the order they came: one numpy
-        array per batch and one `ClusterSums.add_rows` per sum."""
-        if not self._pending or self._spilled is None:
+        """Sum the queued traces into the clusters' own sums, in the order they came: one
+        numpy array per batch and one `ClusterSums.add_rows` per sum."""
+        if not self._pending:
             return
         pending, self._pending = self._pending, []
-        overall, groups = self._spilled
         clusters = [p[0] for p in pending]
         every = np.array([p[2] for p in pending], dtype=float)
-        rows = np.array([self._overall_row(p[2], p[3]) for p in pending])
-        overall.add_rows(clusters, rows)
+        self._own.add_rows(clusters, np.array([self._overall_row(p[2], p[3]) for p in pending]))
         for f, fld in enumerate(self.fields):
             members: dict[str, list[int]] = {}
             for i, p in enumerate(pending):
                 members.setdefault(p[1][f], []).append(i)
-            by_value = groups[fld]
             for value, idx in members.items():
-                sums = by_value.get(value)
-                if sums is None:
-                    sums = by_value[value] = m.ClusterSums(every.shape[1])
-                sums.add_rows([clusters[i] for i in idx], every[idx])
+                self._own_group(fld, value).add_rows([clusters[i] for i in idx], every[idx])
 
     # -- the tables -----------------------------------------------------------------------
     def tables(self) -> tuple[m.ClusterSums, dict[str, dict[str, m.ClusterSums]]]:
         """The overall sums and each group's (field -> value -> sums; no groups before the
-        first trace): each distinct cluster row once, with how many clusters have it."""
-        if self._spilled is not None:
-            self._flush()
-            return self._spilled
-        overall = m.ClusterSums(self.overall_width)
+        first trace), made afresh from the clusters' own sums and the interned states, each
+        distinct cluster row once with how many clusters have it."""
+        self._flush()
+        overall = _copy(self._own)
+        groups = {f: {v: _copy(t) for v, t in by_value.items()} for f, by_value in self._own_groups.items()}
         if not self.n:
             return overall, {}
         _, states = self._clusters()
         weights = np.bincount(np.array(states, dtype=np.int64), minlength=len(self._state_info))
         live = np.flatnonzero(weights).tolist()
-        overall.add_table(
-            np.array([self._overall_rows.rows[self._state_info[s][0]] for s in live]), weights[live], self.n
-        )
+        if not live:
+            return overall, groups
+        rows = np.array([self._overall_rows.rows[self._state_info[s][0]] for s in live])
+        overall.add_table(rows, weights[live], int(weights[live] @ rows[:, 0]))
         cells: dict[tuple[int, str], dict[int, int]] = {}
         for s in live:
             for f, v, r in self._state_info[s][1]:
                 cell = cells.setdefault((f, v), {})
                 cell[r] = cell.get(r, 0) + int(weights[s])
-        items = self._group_items()
-        groups: dict[str, dict[str, m.ClusterSums]] = {f: {} for f in self.fields}
         for (f, v), counts in cells.items():
-            table = groups[self.fields[f]][v] = m.ClusterSums(self.width * len(CONVENTIONS))
-            rows = np.array([self._group_rows.rows[r] for r in counts])
-            table.add_table(rows, np.fromiter(counts.values(), dtype=np.int64, count=len(counts)), items[(f, v)])
+            by_value = groups[self.fields[f]]
+            table = by_value.get(v)
+            if table is None:
+                table = by_value[v] = m.ClusterSums(self.width * len(CONVENTIONS))
+            block = np.array([self._group_rows.rows[r] for r in counts])
+            n = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+            table.add_table(block, n, int(n @ block[:, 0]))
         return overall, groups
 
+
+def _copy(sums: m.ClusterSums) -> m.ClusterSums:
+    """A new `ClusterSums` with the same table and item count."""
+    out = m.ClusterSums(sums.width)
+    rows, weights = sums.table()
+    out.add_table(rows, weights, sums.n_items)
+    return out
