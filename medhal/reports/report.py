@@ -621,15 +621,18 @@ def rollout_summary(run: Run) -> dict[str, Any]:
     counts = per_id[items]
     configured = run.rollouts_per_task
     k = configured if configured is not None else int(counts.max(initial=0)) or None
-    right = np.bincount(idx, weights=correct, minlength=len(per_id))[items]
+    right = _per_id(idx, correct, len(per_id))[items]
     total = np.bincount(idx, weights=reward, minlength=len(per_id))[items]
     mean = total / np.maximum(counts, 1)
     by_id = np.zeros(len(per_id))
     by_id[items] = mean
-    deviation = reward - by_id[idx]
-    np.square(deviation, out=deviation)
-    spread = np.bincount(idx, weights=deviation, minlength=len(per_id))[items]
-    del by_id, deviation
+    spread = np.zeros(len(per_id))
+    for start in range(0, len(idx), SLICE):  # (reward - its task's mean)^2, summed in file order
+        deviation = by_id[idx[start : start + SLICE]]
+        np.subtract(reward[start : start + SLICE], deviation, out=deviation)
+        np.add.at(spread, idx[start : start + SLICE], np.square(deviation, out=deviation))
+    spread = spread[items]
+    del by_id
     sd = np.sqrt(spread / np.maximum(counts - 1, 1))
     out: dict[str, Any] = {
         "per_task": k,
@@ -658,6 +661,18 @@ def rollout_summary(run: Run) -> dict[str, Any]:
             "mean_reward": mean.tolist(),
             "sd_reward": sd.tolist(),
         }
+    return out
+
+
+SLICE = 1 << 16
+"""Rollouts summed at a time where a sum needs a temporary array of them."""
+
+
+def _per_id(idx: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """Integer `values` summed per task id, a slice at a time (exact in any order)."""
+    out = np.zeros(size)
+    for start in range(0, len(idx), SLICE):
+        out += np.bincount(idx[start : start + SLICE], weights=values[start : start + SLICE], minlength=size)
     return out
 
 

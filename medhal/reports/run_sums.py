@@ -242,11 +242,15 @@ class RunSums:
     def _clusters(self) -> tuple[list[Hashable], list[int]]:
         """Every cluster with an interned state, and its state (task ids in order, others as met)."""
         if self.task_clusters:
-            states = np.frombuffer(self._state, dtype=np.int32) if len(self._state) else np.zeros(0, np.int32)
+            states = self._states_held()
             ids = np.flatnonzero(states >= 0)
             return ids.tolist(), states[ids].tolist()
         held = [(cluster, self._state[i]) for cluster, i in self._slots.items() if self._state[i] >= 0]
         return [c for c, _ in held], [s for _, s in held]
+
+    def _states_held(self) -> np.ndarray:
+        """Each cluster's state, read in place (-1: none; `OWN`)."""
+        return np.frombuffer(self._state, dtype=np.int32) if len(self._state) else np.zeros(0, np.int32)
 
     def _flush(self) -> None:
         """Sum the queued traces into the clusters' own sums, in the order they came: one
@@ -274,8 +278,8 @@ class RunSums:
         groups = {f: {v: _copy(t) for v, t in by_value.items()} for f, by_value in self._own_groups.items()}
         if not self.n:
             return overall, {}
-        _, states = self._clusters()
-        weights = np.bincount(np.array(states, dtype=np.int64), minlength=len(self._state_info))
+        states = self._states_held()
+        weights = np.bincount(states[states >= 0], minlength=len(self._state_info))
         live = np.flatnonzero(weights).tolist()
         if not live:
             return overall, groups
