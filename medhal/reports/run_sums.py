@@ -109,6 +109,16 @@ class RunSums:
         self._own = m.ClusterSums(self.overall_width)
         self._own_groups: dict[str, dict[str, m.ClusterSums]] = {f: {} for f in self.fields}
         self._pending: list[Pending] = []
+        """Traces of clusters summed on their own, once the kinds are full."""
+        self._queued: tuple[list[Hashable], array[int]] = ([], array("i"))
+        self._values: list[dict[str, int]] = [{} for _ in self.fields]
+        """Each group field's values met in kinds, numbered (`_kind_table`)."""
+        self._table: tuple[np.ndarray, np.ndarray, list[np.ndarray]] = (
+            np.zeros((0, self.overall_width)),
+            np.zeros((0, width * len(CONVENTIONS))),
+            [np.zeros(0, dtype=np.int64) for _ in self.fields],
+        )
+        """Traces (cluster, kind) of clusters summed on their own: their rows are the kinds'."""
 
     # -- adding ---------------------------------------------------------------------------
     def add(self, cluster: Hashable, groups: tuple[str, ...], every: tuple[float, ...], macro_group: int) -> None:
@@ -122,20 +132,29 @@ class RunSums:
                 kind = self._new_kind(key)
             slot = self._slot(cluster)
             state = self._state[slot]
-            if kind >= 0 and state != OWN:
-                step = self._memo.get((state, kind))
-                if step is None:
-                    step = self._step(state, kind)
-                if step >= 0:
-                    self._state[slot] = step
-                    return
-                if step == OWN:
+            if kind >= 0:
+                if state != OWN:
+                    step = self._memo.get((state, kind))
+                    if step is None:
+                        step = self._step(state, kind)
+                    if step >= 0:
+                        self._state[slot] = step
+                        return
+                    if step == FULL:
+                        self._move_all()
+                        return self._queue(cluster, groups, every, macro_group)
                     self._move([cluster], [state])
                     self._state[slot] = OWN
-                else:
-                    self._move_all()
-            elif state != OWN:
-                self._move_all()
+                self._queued[0].append(cluster)
+                self._queued[1].append(kind)
+                if len(self._queued[1]) >= self.PENDING:
+                    self._flush_kinds()
+                return
+            self._move_all()
+        self._queue(cluster, groups, every, macro_group)
+
+    def _queue(self, cluster: Hashable, groups: tuple[str, ...], every: tuple[float, ...], macro_group: int) -> None:
+        """A trace of a cluster summed on its own, once the kinds are full."""
         self._pending.append((cluster, groups, every, macro_group))
         if len(self._pending) >= self.PENDING:
             self._flush()
@@ -230,6 +249,7 @@ class RunSums:
 
     def _move_all(self) -> None:
         """Every cluster summed on its own from now on (the interned tables are full)."""
+        self._flush_kinds()
         clusters, states = self._clusters()
         if clusters:
             self._move(clusters, states)
@@ -238,6 +258,7 @@ class RunSums:
         self._overall_rows = _Rows(self.overall_width)
         self._group_rows = _Rows(self.width * len(CONVENTIONS))
         self._slots, self._state = {}, array("i")
+        self._table = (self._table[0][:0], self._table[1][:0], [c[:0] for c in self._table[2]])
 
     def _clusters(self) -> tuple[list[Hashable], list[int]]:
         """Every cluster with an interned state, and its state (task ids in order, others as met)."""
@@ -252,15 +273,60 @@ class RunSums:
         """Each cluster's state, read in place (-1: none; `OWN`)."""
         return np.frombuffer(self._state, dtype=np.int32) if len(self._state) else np.zeros(0, np.int32)
 
+    def _flush_kinds(self) -> None:
+        """Sum the queued (cluster, kind) traces into the clusters' own sums, in the order
+        they came: the kinds' rows taken by index, one `ClusterSums.add_rows` per sum."""
+        clusters, queued = self._queued
+        if not queued:
+            return
+        self._queued = ([], array("i"))
+        kinds = np.frombuffer(queued, dtype=np.int32)
+        overall, group_rows, codes = self._kind_table()
+        self._own.add_rows(clusters, overall[kinds])
+        for f, fld in enumerate(self.fields):
+            of_trace = codes[f][kinds]
+            for value, c in self._values[f].items():
+                members = np.flatnonzero(of_trace == c)
+                if members.size:
+                    self._own_group(fld, value).add_rows([clusters[i] for i in members], group_rows[kinds[members]])
+
+    def _kind_table(self) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+        """Each kind's overall row, group row and value code per group field, as arrays
+        indexed by kind (extended with the kinds met since the last call)."""
+        info, have = self._kind_info, len(self._table[0])
+        if have < len(info):
+            new = info[have:]
+            overall = np.array([self._overall_rows.rows[k[0]] for k in new])
+            group_rows = np.array([self._group_rows.rows[k[1]] for k in new])
+            codes = [
+                np.array([values.setdefault(k[2][f], len(values)) for k in new], dtype=np.int64)
+                for f, values in enumerate(self._values)
+            ]
+            old_overall, old_groups, old_codes = self._table
+            self._table = (
+                np.concatenate([old_overall, overall]),
+                np.concatenate([old_groups, group_rows]),
+                [np.concatenate([a, b]) for a, b in zip(old_codes, codes, strict=True)],
+            )
+        return self._table
+
     def _flush(self) -> None:
         """Sum the queued traces into the clusters' own sums, in the order they came: one
         numpy array per batch and one `ClusterSums.add_rows` per sum."""
+        self._flush_kinds()
         if not self._pending:
             return
         pending, self._pending = self._pending, []
         clusters = [p[0] for p in pending]
         every = np.array([p[2] for p in pending], dtype=float)
-        self._own.add_rows(clusters, np.array([self._overall_row(p[2], p[3]) for p in pending]))
+        n, block, width = len(pending), len(BASE_COLUMNS), self.width
+        macro = np.zeros((n, self.overall_width - every.shape[1]))
+        group = np.array([p[3] for p in pending], dtype=np.int64)
+        has = np.flatnonzero(group >= 0)
+        for c in range(len(CONVENTIONS)):  # each convention's base columns in its macro group's block
+            columns = ((c * self.n_macro + group[has]) * block)[:, None] + np.arange(block)
+            macro[has[:, None], columns] = every[has, c * width : c * width + block]
+        self._own.add_rows(clusters, np.hstack([every, macro]))
         for f, fld in enumerate(self.fields):
             members: dict[str, list[int]] = {}
             for i, p in enumerate(pending):
