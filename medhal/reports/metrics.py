@@ -92,7 +92,6 @@ MAX_SINGLETON_KINDS = 4096
 (e.g. a continuous score) are stored one row per item, so a dict never outgrows an array."""
 
 
-
 # ---------------------------------------------------------------------------- counts
 
 
@@ -307,7 +306,7 @@ class ClusterSums:
         a table so, whatever the order of its rows)."""
         self._flush()
         rows = np.ascontiguousarray(rows, dtype=float).reshape(-1, self.width) + 0.0
-        keys = rows.view(np.dtype((np.void, 8 * self.width))).ravel().tolist()
+        keys: list[Any] = rows.view(np.dtype((np.void, 8 * self.width))).ravel().tolist()
         for key, weight in zip(keys, np.asarray(weights, dtype=np.int64).tolist(), strict=True):
             self._singletons[key] = self._singletons.get(key, 0) + weight
             self._n_singletons += weight

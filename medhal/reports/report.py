@@ -264,7 +264,10 @@ class Run:
     def __post_init__(self) -> None:
         spec = self.spec
         self.sums = RunSums(
-            len(spec.columns.names), len(spec.macro_groups), spec.group_fields, task_clusters=not spec.cluster_field
+            len(spec.columns.names),
+            len(spec.macro_groups),
+            spec.group_fields,
+            task_clusters=not spec.cluster_field,
         )
         self.overall = m.ClusterSums(self.sums.overall_width)
         if self.keep_items:
@@ -706,9 +709,7 @@ def _count_pairs(counts: np.ndarray, right: np.ndarray) -> dict[tuple[int, int],
     key = counts * (int(right.max(initial=0)) + 1) + right
     _, first, tasks = np.unique(key, return_index=True, return_counts=True)
     order = np.argsort(first, kind="stable")
-    return {
-        (int(counts[first[i]]), int(right[first[i]])): int(tasks[i]) for i in order.tolist()
-    }
+    return {(int(counts[first[i]]), int(right[first[i]])): int(tasks[i]) for i in order.tolist()}
 
 
 def _majority_accuracy(

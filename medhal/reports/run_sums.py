@@ -121,7 +121,9 @@ class RunSums:
         """Traces (cluster, kind) of clusters summed on their own: their rows are the kinds'."""
 
     # -- adding ---------------------------------------------------------------------------
-    def add(self, cluster: Hashable, groups: tuple[str, ...], every: tuple[float, ...], macro_group: int) -> None:
+    def add(
+        self, cluster: Hashable, groups: tuple[str, ...], every: tuple[float, ...], macro_group: int
+    ) -> None:
         """One trace: its cluster, its group values (one per field), its row under every
         convention (finite numbers) and its macro group's index (-1: none)."""
         self.n += 1
@@ -153,7 +155,9 @@ class RunSums:
             self._move_all()
         self._queue(cluster, groups, every, macro_group)
 
-    def _queue(self, cluster: Hashable, groups: tuple[str, ...], every: tuple[float, ...], macro_group: int) -> None:
+    def _queue(
+        self, cluster: Hashable, groups: tuple[str, ...], every: tuple[float, ...], macro_group: int
+    ) -> None:
         """A trace of a cluster summed on its own, once the kinds are full."""
         self._pending.append((cluster, groups, every, macro_group))
         if len(self._pending) >= self.PENDING:
@@ -192,7 +196,9 @@ class RunSums:
         overall = self._overall_row(every, macro_group)
         group_row = overall[: self.width * len(CONVENTIONS)]
         kind = self._kinds[key] = len(self._kind_info)
-        self._kind_info.append((self._overall_rows.number(overall), self._group_rows.number(group_row), groups))
+        self._kind_info.append(
+            (self._overall_rows.number(overall), self._group_rows.number(group_row), groups)
+        )
         return kind
 
     def _step(self, state: int, kind: int) -> int:
@@ -265,7 +271,8 @@ class RunSums:
         if self.task_clusters:
             states = self._states_held()
             ids = np.flatnonzero(states >= 0)
-            return ids.tolist(), states[ids].tolist()
+            clusters: list[Hashable] = list(ids.tolist())
+            return clusters, states[ids].tolist()
         held = [(cluster, self._state[i]) for cluster, i in self._slots.items() if self._state[i] >= 0]
         return [c for c, _ in held], [s for _, s in held]
 
@@ -288,7 +295,9 @@ class RunSums:
             for value, c in self._values[f].items():
                 members = np.flatnonzero(of_trace == c)
                 if members.size:
-                    self._own_group(fld, value).add_rows([clusters[i] for i in members], group_rows[kinds[members]])
+                    self._own_group(fld, value).add_rows(
+                        [clusters[i] for i in members], group_rows[kinds[members]]
+                    )
 
     def _kind_table(self) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
         """Each kind's overall row, group row and value code per group field, as arrays
