@@ -5,8 +5,8 @@ A benchmark describes its report with a `ReportSpec` (`medhal.kit.report_spec`):
 named (a NamedTuple such as MedHallu's `tp`, `pred_pos`; every report also counts `n`,
 `correct`, `parsed` and `error` itself), the statistics it reports as functions of the
 totals (an accuracy, an F1, a score), its groups and clusters. Everything else is shared
-here. Rollouts are streamed from disk into per-cluster column sums (memory grows with the
-number of source clusters, or of tasks where a benchmark names no source, not with the
+here. Rollouts are streamed from disk into per-cluster column sums (`RunSums`: a few bytes
+a task where a benchmark names no source, a row of sums per large source cluster; never the
 width of a trace) and a log of about 30 bytes per rollout (`RolloutLog`: which task, which
 trace, right, reward, label read), and every interval is a cluster bootstrap over those
 sums: the rollouts of a task (`eval -r k`) are resampled together. An errored rollout is an item too:
