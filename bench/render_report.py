@@ -294,13 +294,14 @@ def report_targets(r: dict) -> list[str]:
             f"read). The reading phase alone (the item view included) is within {worst_read:.2f}x of "
             "the floor."
             + (
-                " In CPU time (the report's worker thread included): "
+                " In CPU time (the report's worker thread and plot process included): "
                 + ", ".join(
-                    f"{env_id} {run['cpu_ratio_no_plots']:.2f}x"
+                    f"{env_id} {run['cpu_ratio_no_plots']:.2f}x without plots, "
+                    f"{run['report_cpu_s'] / run['floor_cpu_s']:.2f}x with them"
                     for env_id, run in largest.items()
                     if "cpu_ratio_no_plots" in run
                 )
-                + " without plots."
+                + "."
                 if any("cpu_ratio_no_plots" in run for run in largest.values())
                 else ""
             )
@@ -382,10 +383,11 @@ def report_section(r: dict) -> list[str]:
         "",
         (
             "Peak memory against the number of rows (the file is streamed and the item view written to "
-            "disk as it is read; what a report keeps grows with the clusters, which the bootstrap "
-            "resamples (a MedFact-Bench task is its own cluster), the groups and the distinct error "
-            "messages, plus a 29-byte record of each rollout (duplicates, pass@k) and the per-task "
-            "arrays the figures make from it at the end):"
+            "disk as it is read; what a report keeps per row is a 29-byte record of each rollout "
+            "(duplicates, pass@k, majority votes), a byte per task id and, where the task is the "
+            "cluster the bootstrap resamples (MedFact-Bench), a 4-byte state number per task: a small "
+            "cluster's sums are one of few interned states, a large one's (a shared source question) "
+            "its own; the rollout summary at the end sums the record in place, a slice at a time):"
         ),
         "",
         table(

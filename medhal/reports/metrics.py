@@ -92,7 +92,6 @@ MAX_SINGLETON_KINDS = 4096
 (e.g. a continuous score) are stored one row per item, so a dict never outgrows an array."""
 
 
-
 # ---------------------------------------------------------------------------- counts
 
 
@@ -294,6 +293,24 @@ class ClusterSums:
             flat = (target[summed][:, None] * self.width + np.arange(self.width)).ravel()
             np.add.at(store, flat, rows[summed].ravel())
             del store  # no live view: the array must stay free to grow
+
+    def add_sums(self, clusters: Sequence[Hashable], rows: np.ndarray, items: int) -> None:
+        """`add_rows` for rows that are each a cluster's sums over several items, `items`
+        in all (per-cluster sums kept elsewhere, written out)."""
+        self.add_rows(clusters, rows)
+        self._n_items += items - len(rows)
+
+    def add_table(self, rows: np.ndarray, weights: np.ndarray, items: int) -> None:
+        """Distinct cluster rows, row r standing for `weights[r]` clusters, `items` items in
+        all: held as rows with a count, as `table()` gives them back (the bootstrap reads
+        a table so, whatever the order of its rows)."""
+        self._flush()
+        rows = np.ascontiguousarray(rows, dtype=float).reshape(-1, self.width) + 0.0
+        keys: list[Any] = rows.view(np.dtype((np.void, 8 * self.width))).ravel().tolist()
+        for key, weight in zip(keys, np.asarray(weights, dtype=np.int64).tolist(), strict=True):
+            self._singletons[key] = self._singletons.get(key, 0) + weight
+            self._n_singletons += weight
+        self._n_items += items
 
     @property
     def n_items(self) -> int:

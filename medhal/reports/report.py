@@ -5,8 +5,8 @@ A benchmark describes its report with a `ReportSpec` (`medhal.kit.report_spec`):
 named (a NamedTuple such as MedHallu's `tp`, `pred_pos`; every report also counts `n`,
 `correct`, `parsed` and `error` itself), the statistics it reports as functions of the
 totals (an accuracy, an F1, a score), its groups and clusters. Everything else is shared
-here. Rollouts are streamed from disk into per-cluster column sums (memory grows with the
-number of source clusters, or of tasks where a benchmark names no source, not with the
+here. Rollouts are streamed from disk into per-cluster column sums (`RunSums`: a few bytes
+a task where a benchmark names no source, a row of sums per large source cluster; never the
 width of a trace) and a log of about 30 bytes per rollout (`RolloutLog`: which task, which
 trace, right, reward, label read), and every interval is a cluster bootstrap over those
 sums: the rollouts of a task (`eval -r k`) are resampled together. An errored rollout is an item too:
@@ -49,6 +49,7 @@ from medhal.reports.headline import lead_block
 from medhal.reports.items import ItemLog
 from medhal.reports.prime_rl import Expected
 from medhal.reports.published import comparison as published_comparison
+from medhal.reports.run_sums import RunSums
 from medhal.reports.traces import (
     MAX_MAGNITUDE,
     TraceFileError,
@@ -259,22 +260,27 @@ class Run:
     """What prime-rl's files say of the run that its traces do not (the run is one eval
     epoch of a prime-rl run: its tasks were loaded without `select`, so they carry no
     selection); None for any other run."""
-    _pending: list[tuple[Any, ...]] = field(default_factory=list, init=False, repr=False)
-    """Traces added but not yet summed (see `flush`)."""
+    sums: RunSums = field(init=False, repr=False)
+    """The per-cluster sums `overall` and `groups` are made from (see `flush`)."""
     _last_selection: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        width = len(self.spec.columns.names)
-        macro = len(BASE_COLUMNS) * len(self.spec.macro_groups)
-        self.overall = m.ClusterSums((width + macro) * len(CONVENTIONS))
+        spec = self.spec
+        self.sums = RunSums(
+            len(spec.columns.names),
+            len(spec.macro_groups),
+            spec.group_fields,
+            task_clusters=not spec.cluster_field,
+        )
+        self.overall = m.ClusterSums(self.sums.overall_width)
         if self.keep_items:
-            self.items = m.ItemTable(len(CONVENTIONS) + width)
+            self.items = m.ItemTable(len(CONVENTIONS) + len(spec.columns.names))
 
     # -- one trace ----------------------------------------------------------------------
     def add(self, record: TraceRecord) -> None:
         """Fold one trace into the run. Per-trace work is where a report's time goes, so
-        the metrics are merged once per trace, rows are joined as tuples, and the column
-        sums are queued and summed with numpy a batch at a time (`flush`)."""
+        the metrics are merged once per trace, rows are joined as tuples, and a cluster's
+        sums move from one interned state to the next (`RunSums`)."""
         spec, data = self.spec, record.data
         idx, convention = self._identify(record)
         groups = {f: self._text(data, f, record) for f in spec.group_fields}
@@ -297,9 +303,7 @@ class Run:
             finite = False
         if not finite:
             every = self._finite(every, record)
-        self._pending.append((cluster, tuple(groups.values()), every, macro_group))
-        if len(self._pending) >= self.PENDING:
-            self.flush()
+        self.sums.add(cluster, tuple(groups.values()), every, macro_group)
         if self.view is not None:
             self.view.add(record, idx, tuple(groups.values()), views)
         view = views[convention]
@@ -358,42 +362,10 @@ class Run:
             )
         return spec.macro_groups.index(value)
 
-    PENDING = 1024
-    """Traces queued before `flush` sums them (bounds the queue's memory)."""
-
     def flush(self) -> None:
-        """Sum the queued traces into `overall` and `groups`, in the order they were added:
-        one numpy array per batch, its macro columns filled by indexing, and one
-        `ClusterSums.add_rows` per sum (`build_report` calls this; so does `read_run`)."""
-        if not self._pending:
-            return
-        pending, self._pending = self._pending, []
-        spec, n = self.spec, len(pending)
-        clusters = [p[0] for p in pending]
-        every = np.array([p[2] for p in pending], dtype=float)
-        width, block, n_groups = len(spec.columns.names), len(BASE_COLUMNS), len(spec.macro_groups)
-        macro = np.zeros((n, len(CONVENTIONS) * n_groups * block))
-        if spec.macro_field is not None:
-            group = np.array([p[3] for p in pending], dtype=np.int64)
-            for c in range(len(CONVENTIONS)):
-                columns = ((c * n_groups + group) * block)[:, None] + np.arange(block)
-                macro[np.arange(n)[:, None], columns] = every[:, c * width : c * width + block]
-        assert self.overall is not None
-        self.overall.add_rows(clusters, np.hstack([every, macro]))
-        for f, fld in enumerate(spec.group_fields):
-            members: dict[str, list[int]] = {}
-            for i, p in enumerate(pending):
-                value = p[1][f]
-                if value in members:
-                    members[value].append(i)
-                else:
-                    members[value] = [i]
-            by_value = self.groups.setdefault(fld, {})
-            for value, idx in members.items():
-                sums = by_value.get(value)
-                if sums is None:
-                    sums = by_value[value] = m.ClusterSums(every.shape[1])
-                sums.add_rows([clusters[i] for i in idx], every[idx])
+        """`overall` and `groups` made from the sums of the traces added so far (`build_report`
+        calls this; so does `read_run`)."""
+        self.overall, self.groups = self.sums.tables()
 
     def _finite(self, every: Sequence[Any], record: TraceRecord) -> tuple[float, ...]:
         """`every` as floats, or a TraceFileError naming the trace and the column that is
@@ -636,31 +608,42 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 def rollout_summary(run: Run) -> dict[str, Any]:
     """The rollouts of each task taken together: duplicates (the same trace twice), rollouts
     per task against those expected, per-item mean and spread of reward, pass@k, pass^k and
-    majority-vote accuracy, and the per-item table when a task has more than one rollout."""
+    majority-vote accuracy, and the per-item table when a task has more than one rollout.
+
+    Memory: the log is read in place and summed per task id (`np.bincount`: each task's
+    rollouts in file order, as one at a time), so what this adds to the log is a few arrays
+    of one number per task and one or two of one number per rollout; only the rollouts of
+    tasks with several are sorted (to find duplicates and majority votes)."""
     log = run.rollouts
-    n = len(log)
-    idx = np.frombuffer(log.idx, dtype=np.int64).copy() if n else np.zeros(0, dtype=np.int64)
-    rid = np.frombuffer(log.rollout, dtype=np.int64).copy() if n else np.zeros(0, dtype=np.int64)
-    order = np.lexsort((rid, idx))
-    repeat = np.zeros(n, dtype=bool)
-    repeat[1:] = (idx[order][1:] == idx[order][:-1]) & (rid[order][1:] == rid[order][:-1])
-    keep = np.sort(order[~repeat])
-    items, inverse, counts = np.unique(idx[keep], return_inverse=True, return_counts=True)
-    inverse = inverse.ravel()
-    correct = np.frombuffer(log.correct, dtype=np.int8).copy()[keep].astype(float) if n else np.zeros(0)
-    reward = np.frombuffer(log.reward, dtype=np.float64).copy()[keep] if n else np.zeros(0)
-    label = np.frombuffer(log.label, dtype=np.int32).copy()[keep] if n else np.zeros(0, dtype=np.int32)
+    idx = _logged(log.idx, np.int64)
+    correct = _logged(log.correct, np.int8)
+    reward = _logged(log.reward, np.float64)
+    per_id, duplicates = _task_counts(idx, _logged(log.rollout, np.int64))
+    if duplicates.size:  # the same trace twice: its later sightings are left out
+        keep = np.ones(len(idx), dtype=bool)
+        keep[duplicates] = False
+        idx, correct, reward = idx[keep], correct[keep], reward[keep]
+    items = np.flatnonzero(per_id)
+    counts = per_id[items]
     configured = run.rollouts_per_task
     k = configured if configured is not None else int(counts.max(initial=0)) or None
-    right = np.bincount(inverse, weights=correct, minlength=len(items))
-    total = np.bincount(inverse, weights=reward, minlength=len(items))
+    right = _per_id(idx, correct, len(per_id))[items]
+    total = np.bincount(idx, weights=reward, minlength=len(per_id))[items]
     mean = total / np.maximum(counts, 1)
-    spread = np.bincount(inverse, weights=(reward - mean[inverse]) ** 2, minlength=len(items))
+    by_id = np.zeros(len(per_id))
+    by_id[items] = mean
+    spread = np.zeros(len(per_id))
+    for start in range(0, len(idx), SLICE):  # (reward - its task's mean)^2, summed in file order
+        deviation = by_id[idx[start : start + SLICE]]
+        np.subtract(reward[start : start + SLICE], deviation, out=deviation)
+        np.add.at(spread, idx[start : start + SLICE], np.square(deviation, out=deviation))
+    spread = spread[items]
+    del by_id
     sd = np.sqrt(spread / np.maximum(counts - 1, 1))
     out: dict[str, Any] = {
         "per_task": k,
         "source": (run.rollouts_source if configured is not None else "traces") if k is not None else None,
-        "n_duplicates": int(repeat.sum()),
+        "n_duplicates": int(duplicates.size),
         "n_short_tasks": int((counts < k).sum()) if k else 0,
         "n_missing_rollouts": int(np.maximum(k - counts, 0).sum()) if k else 0,
         "n_extra_rollouts": int(np.maximum(counts - k, 0).sum()) if k else 0,
@@ -669,10 +652,13 @@ def rollout_summary(run: Run) -> dict[str, Any]:
         "mean_reward_sd": float(sd.mean()) if len(items) else 0.0,
     }
     ks = sorted({1, *(2**j for j in range(1, 20) if 2**j < (k or 1)), k or 1})
-    pairs = Counter(zip(counts.tolist(), right.astype(np.int64).tolist(), strict=True))
+    pairs = _count_pairs(counts, right.astype(np.int64))
     out["pass_at_k"] = m.per_task_estimate(pairs, ks, pass_at_k)
     out["pass_hat_k"] = m.per_task_estimate(pairs, ks, m.pass_hat_k)
-    out["majority_accuracy"] = _majority_accuracy(inverse, label, correct, len(items))
+    label = _logged(log.label, np.int32)
+    if duplicates.size:
+        label = label[keep]
+    out["majority_accuracy"] = _majority_accuracy(idx, label, correct, per_id, right)
     if len(items) and (int(counts.max()) > 1 or (k or 1) > 1):
         out["per_item"] = {
             "idx": items.tolist(),
@@ -684,24 +670,82 @@ def rollout_summary(run: Run) -> dict[str, Any]:
     return out
 
 
-def _majority_accuracy(item: np.ndarray, label: np.ndarray, correct: np.ndarray, n_items: int) -> float:
+SLICE = 1 << 16
+"""Rollouts summed at a time where a sum needs a temporary array of them."""
+
+
+def _per_id(idx: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """Integer `values` summed per task id, a slice at a time (exact in any order)."""
+    out = np.zeros(size)
+    for start in range(0, len(idx), SLICE):
+        out += np.bincount(idx[start : start + SLICE], weights=values[start : start + SLICE], minlength=size)
+    return out
+
+
+def _logged(values: array[Any], dtype: type) -> np.ndarray:
+    """A column of the rollout log as an array, read in place (no copy)."""
+    return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
+
+
+def _task_counts(idx: np.ndarray, rollout: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rollouts of each task id (duplicates left out) and the positions of the duplicates:
+    a rollout whose task and trace id an earlier one has. Only tasks seen more than once
+    can hold one, so only their rollouts are sorted."""
+    per_id = np.bincount(idx) if len(idx) else np.zeros(0, dtype=np.int64)
+    several = np.flatnonzero((per_id > 1)[idx])
+    if not several.size:
+        return per_id, several
+    order = np.lexsort((rollout[several], idx[several]))
+    task, trace = idx[several][order], rollout[several][order]
+    repeat = np.zeros(len(order), dtype=bool)
+    repeat[1:] = (task[1:] == task[:-1]) & (trace[1:] == trace[:-1])
+    duplicates = np.sort(several[order[repeat]])
+    np.subtract.at(per_id, idx[duplicates], 1)
+    return per_id, duplicates
+
+
+def _count_pairs(counts: np.ndarray, right: np.ndarray) -> dict[tuple[int, int], int]:
+    """How many tasks have n rollouts of which c are right, {(n, c): tasks}, in the order the
+    pairs first appear (the order `per_task_estimate` sums them in)."""
+    if not len(counts):
+        return {}
+    key = counts * (int(right.max(initial=0)) + 1) + right
+    _, first, tasks = np.unique(key, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    return {(int(counts[first[i]]), int(right[first[i]])): int(tasks[i]) for i in order.tolist()}
+
+
+def _majority_accuracy(
+    idx: np.ndarray, label: np.ndarray, correct: np.ndarray, per_id: np.ndarray, right: np.ndarray
+) -> float:
     """Share of items whose most frequent answer over their rollouts (by vote key: one
     answer however it is spelt, INVALID and ERROR among them) is right; a tie between
-    answers has no majority and counts as wrong."""
-    if not n_items:
+    answers has no majority and counts as wrong. `right`: each item's right rollouts (an
+    item of one rollout is right when that one is); the votes of items with several are
+    counted from their rollouts (`idx`, `label`, `correct`, duplicates left out)."""
+    if not len(right):
         return 0.0
+    voted = right.copy()
+    several = (per_id > 1)[idx]
+    if several.any():
+        position = np.cumsum(per_id > 0) - 1  # a task id's position among the items
+        voted[np.unique(position[idx[several]])] = 0.0
+        _vote(position[idx[several]], label[several], correct[several], voted)
+    return float(voted.mean())
+
+
+def _vote(item: np.ndarray, label: np.ndarray, correct: np.ndarray, right: np.ndarray) -> None:
+    """`right[i]` = whether item i's majority answer is right, for the items of `item`."""
     n_labels = int(label.max(initial=0)) + 1
     cell = item.astype(np.int64) * n_labels + label
     cells, where, votes = np.unique(cell, return_index=True, return_counts=True)
     owner = cells // n_labels
-    best = np.zeros(n_items, dtype=np.int64)
+    best = np.zeros(len(right), dtype=np.int64)
     np.maximum.at(best, owner, votes)
     top = votes == best[owner]
-    n_top = np.bincount(owner[top], minlength=n_items)
-    right = np.zeros(n_items)
+    n_top = np.bincount(owner[top], minlength=len(right))
     winners = top & (n_top[owner] == 1)
     right[owner[winners]] = correct[where[winners]]
-    return float(right.mean())
 
 
 # ------------------------------------------------------------------------------ figures

@@ -10,11 +10,14 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import random
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
-from medhal.reports.report import build_report, read_run
+from medhal.reports.report import RolloutLog, build_report, read_run, rollout_summary
 from medhal.reports.traces import TraceFileError
 from tests.medhal.test_report import SPEC, TOY, trace
 
@@ -477,3 +480,75 @@ def test_a_majority_votes_on_the_key_the_spec_declares(tmp_path):
     assert build_report(read_run(path, free_text))["rollouts"]["majority_accuracy"] == 0.0
     by_key = replace(free_text, vote_key=lambda view: view.pred.casefold())
     assert build_report(read_run(path, by_key))["rollouts"]["majority_accuracy"] == 1.0
+
+
+def _plain_summary(rows: list[tuple[int, int, int, float, int]]) -> dict:
+    """The rollout summary worked out one task at a time in plain Python, from log rows
+    (idx, trace id digest, right, reward, vote label): a row whose (idx, trace id) came
+    before is a duplicate and left out; sums in file order; a vote tie counts as wrong."""
+    seen: set[tuple[int, int]] = set()
+    tasks: dict[int, list[tuple[int, float, int]]] = {}
+    duplicates = 0
+    for idx, rid, right, reward, label in rows:
+        if (idx, rid) in seen:
+            duplicates += 1
+            continue
+        seen.add((idx, rid))
+        tasks.setdefault(idx, []).append((right, reward, label))
+    means, sds, voted = [], [], []
+    for idx in sorted(tasks):
+        rollouts = tasks[idx]
+        total = 0.0
+        for _, reward, _ in rollouts:
+            total += reward
+        mean = total / len(rollouts)
+        spread = 0.0
+        for _, reward, _ in rollouts:
+            spread += (reward - mean) ** 2
+        means.append(mean)
+        sds.append(math.sqrt(spread / max(len(rollouts) - 1, 1)))
+        votes: dict[int, int] = {}
+        for _, _, label in rollouts:
+            votes[label] = votes.get(label, 0) + 1
+        best = max(votes.values())
+        winners = [label for label, n in votes.items() if n == best]
+        first = next(r for r, _, label in rollouts if label == winners[0])
+        voted.append(float(first) if len(winners) == 1 else 0.0)
+    return {
+        "n_duplicates": duplicates,
+        "mean_reward": float(np.mean(means)),
+        "mean_reward_sd": float(np.mean(sds)),
+        "majority_accuracy": float(np.mean(voted)),
+        "rollouts": [len(tasks[i]) for i in sorted(tasks)],
+        "mean_correct": [sum(r for r, _, _ in tasks[i]) / len(tasks[i]) for i in sorted(tasks)],
+    }
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_rollout_summary_is_the_plain_per_task_one(seed):
+    # Tasks of one to six rollouts, some traces twice or without an id (digest 0: every such
+    # rollout of a task after its first is a duplicate), rewards in tenths (not exact in
+    # binary: the sums must go in file order), labels that tie.
+    rng = random.Random(seed)
+    rows = []
+    for idx in rng.sample(range(5_000), 400):
+        for r in range(rng.choice([1, 1, 2, 3, 6])):
+            rid = 0 if rng.random() < 0.05 else 1000 * idx + r + 1
+            rows.append((idx, rid, rng.randrange(2), rng.randrange(-10, 11) / 10, rng.randrange(3)))
+            if rng.random() < 0.05:
+                rows.append(rows[-1])
+    rng.shuffle(rows)
+    log = RolloutLog()
+    for idx, rid, right, reward, label in rows:
+        log.idx.append(idx)
+        log.rollout.append(rid)
+        log.correct.append(right)
+        log.reward.append(reward)
+        log.label.append(label)
+    run = SimpleNamespace(rollouts=log, rollouts_per_task=None, rollouts_source=None, rollouts_conflict=False)
+    got = rollout_summary(run)  # type: ignore[arg-type]
+    want = _plain_summary(rows)
+    for key in ("n_duplicates", "mean_reward", "mean_reward_sd", "majority_accuracy"):
+        assert got[key] == want[key], key
+    assert got["per_item"]["rollouts"] == want["rollouts"]
+    assert got["per_item"]["mean_correct"] == want["mean_correct"]
