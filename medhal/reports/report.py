@@ -630,16 +630,7 @@ def rollout_summary(run: Run) -> dict[str, Any]:
     right = _per_id(idx, correct, len(per_id))[items]
     total = np.bincount(idx, weights=reward, minlength=len(per_id))[items]
     mean = total / np.maximum(counts, 1)
-    by_id = np.zeros(len(per_id))
-    by_id[items] = mean
-    spread = np.zeros(len(per_id))
-    for start in range(0, len(idx), SLICE):  # (reward - its task's mean)^2, summed in file order
-        deviation = by_id[idx[start : start + SLICE]]
-        np.subtract(reward[start : start + SLICE], deviation, out=deviation)
-        np.add.at(spread, idx[start : start + SLICE], np.square(deviation, out=deviation))
-    spread = spread[items]
-    del by_id
-    sd = np.sqrt(spread / np.maximum(counts - 1, 1))
+    sd = _reward_sd(idx, reward, items, counts, mean, len(per_id))
     out: dict[str, Any] = {
         "per_task": k,
         "source": (run.rollouts_source if configured is not None else "traces") if k is not None else None,
@@ -672,6 +663,22 @@ def rollout_summary(run: Run) -> dict[str, Any]:
 
 SLICE = 1 << 16
 """Rollouts summed at a time where a sum needs a temporary array of them."""
+
+
+def _reward_sd(
+    idx: np.ndarray, reward: np.ndarray, items: np.ndarray, counts: np.ndarray, mean: np.ndarray, size: int
+) -> np.ndarray:
+    """Each task's sample standard deviation of its rollouts' rewards: (reward - the task's
+    mean)^2 summed per task in file order, a slice at a time (no table-sized temporaries)."""
+    by_id = np.zeros(size)
+    by_id[items] = mean
+    spread = np.zeros(size)
+    for start in range(0, len(idx), SLICE):
+        deviation = by_id[idx[start : start + SLICE]]
+        np.subtract(reward[start : start + SLICE], deviation, out=deviation)
+        np.add.at(spread, idx[start : start + SLICE], np.square(deviation, out=deviation))
+    sd: np.ndarray = np.sqrt(spread[items] / np.maximum(counts - 1, 1))
+    return sd
 
 
 def _per_id(idx: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:

@@ -363,7 +363,7 @@ def test_provenance_of_a_local_file(tmp_path, assets_dir):
         "dataset_path": str(path),
         "revision": None,
     }
-    assert prov["reward"] == {"wrong_reward": -0.25, "invalid_reward": None, "binary_reward": False}
+    assert prov["reward"] == {"wrong_reward": 0.0, "invalid_reward": None, "binary_reward": False}
     assert prov["code"] == {
         "environment": "med-halt",
         "environment_version": version("med-halt"),

@@ -107,7 +107,7 @@ def test_real_sample_rows_under_the_authors_reading(assets_dir):
     for idx in (69, 78):
         [why] = result.reasons[idx]
         assert why.startswith("the gold reply \"{'is_paper_exists': 'Yes', 'paper_title': ") and why.endswith(
-            "earns -0.25, not 1.0"
+            "earns 0.0, not 1.0"
         )
     assert (
         "Brain Tumor After Surgery" in result.reasons[69][0]
@@ -191,7 +191,7 @@ def test_rows_that_load_but_cannot_be_answered_are_reported_invalid(assets_dir, 
     cut_reply = "{'cop': 'a</think>b', 'cop_index': 0, 'why_correct': 'Checked against the question.'}"
     assert medhal.reasons == {
         0: [
-            f'the gold reply "{cut_reply}" earns -0.25, not 1.0',
+            f'the gold reply "{cut_reply}" earns 0.0, not 1.0',
             "the gold reply is not read under parsed_medhal",
         ]
     }
@@ -201,7 +201,7 @@ def test_rows_that_load_but_cannot_be_answered_are_reported_invalid(assets_dir, 
     escaped_reply = (
         "{'cop': 'line one\\\\nline two', 'cop_index': 0, 'why_correct': 'Checked against the question.'}"
     )
-    assert authors.reasons[1] == [f'the gold reply "{escaped_reply}" earns -0.25, not 1.0']
+    assert authors.reasons[1] == [f'the gold reply "{escaped_reply}" earns 0.0, not 1.0']
     strict = validate(*args, "--taskset.parser", "strict", assets=assets_dir)
     assert strict.valid == {0: False, 1: True, 2: True}  # valid reward, but medhal cannot read row 1
     assert strict.reasons == {0: ["the gold reply is not read under parsed_medhal"]}
