@@ -1,13 +1,10 @@
 """The `medhal` reading on Med-HALT's generated reply families (`tests/med_halt/families.py`):
 precision on every case, recall per family stated.
 
-WHY (issue 31): a reader tuned to listed shapes fails on the next one; the families apply
-each rule of human reading to every answer form, container, language and decoration. The
-precision test is the one that matters for a reward: no generated reply is read as an
-answer other than the one a careful human reads (INVALID is allowed: it costs recall, not
-trust). Recall is stated per family below, as floors a change may raise, never lower
-without saying why. The whole corpus runs in `make test-slow`; a fixed sample of it,
-spread over every pattern and container, in `make test`.
+WHY: as for MedHallu (`tests/medhallu/test_families.py`): no generated reply may be read as
+another answer than a careful human reads; recall floors per family. Med-HALT adds the IR
+families (titles), judged on the title read as the IR sets compare titles. Whole corpus in
+`make test-slow`, a fixed spread sample in `make test`.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ import pytest
 
 from med_halt.replies import read_medhal
 from med_halt.rows import normalize_text
-from tests.families import NOTHING, Case, assert_precise, judge, sample
+from tests.families import NOTHING, Case, assert_covers, assert_precise, judge, sample
 from tests.med_halt.families import OPTIONS, corpus, ir_corpus
 
 RECALL = {
@@ -68,17 +65,16 @@ def read_ir(case: Case) -> str | None:
 
 def test_the_corpus_covers_every_family() -> None:
     """Thousands of replies, every pattern, container, language and noise present."""
-    assert len(CASES) > 50_000 and len(IR_CASES) > 5_000
-    assert {c.pattern for c in CASES} >= {p.removeprefix("pattern ") for p in RECALL} | {
-        "negated",
-        "negated value",
-        "conditional",
-        "retracted",
-        "hedged",
-        "two answers, unmarked",
-    }
-    assert len({c.expression for c in CASES}) >= 10 and len({c.container for c in CASES}) >= 30
-    assert sum(c.expected is NOTHING for c in CASES) > 10_000  # replies a human reads no answer from
+    assert_covers(
+        CASES,
+        RECALL,
+        size=50_000,
+        expressions=10,
+        containers=30,
+        more_patterns=("negated", "hedged"),
+        nothing=NOTHING,
+    )
+    assert len(IR_CASES) > 5_000
 
 
 def test_precision_on_a_fixed_sample() -> None:

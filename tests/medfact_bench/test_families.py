@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from medfact_bench.replies import read_medhal
-from tests.families import Case, check, judge, sample
+from tests.families import Case, assert_covers, assert_precise, judge, sample
 from tests.medfact_bench.families import corpus
 
 PATTERNS_READ = (
@@ -35,24 +35,16 @@ def read(case: Case) -> int | None:
 
 def test_the_corpus_covers_every_family() -> None:
     """Thousands of replies, every pattern, container, language and noise present."""
-    assert len(CASES) > 100_000
-    assert {c.pattern for c in CASES} >= {p.removeprefix("pattern ") for p in RECALL} | {
-        "conditional",
-        "retracted",
-        "negated value",
-        "two answers, unmarked",
-    }
-    assert len({c.expression for c in CASES}) >= 25 and len({c.container for c in CASES}) >= 15
-    assert sum(c.expected is None for c in CASES) > 10_000  # replies a human reads no answer from
+    assert_covers(CASES, RECALL, size=100_000, expressions=25, containers=15)
     assert {c.expected for c in CASES} == {2, 1, 0, -1, -2, None}
 
 
 def test_precision_on_a_fixed_sample() -> None:
-    check(judge(sample(CASES, SAMPLE), read), RECALL)
+    assert_precise(judge(sample(CASES, SAMPLE), read), RECALL)
 
 
 @pytest.mark.slow(reason="about 185,000 generated replies through the reader: two minutes on a quiet machine")
 def test_precision_on_the_whole_corpus() -> None:
     outcome = judge(CASES, read)
     print(outcome.table())
-    check(outcome, RECALL)
+    assert_precise(outcome, RECALL)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from medhallu.replies import read_medhal
-from tests.families import Case, check, judge, sample
+from tests.families import Case, assert_covers, assert_precise, judge, sample
 from tests.medhallu.families import corpus
 
 RECALL = {
@@ -41,23 +41,15 @@ def read(case: Case) -> str | None:
 
 def test_the_corpus_covers_every_family() -> None:
     """Thousands of replies, every pattern, container, language and noise present."""
-    assert len(CASES) > 50_000
-    assert {c.pattern for c in CASES} >= {p.removeprefix("pattern ") for p in RECALL} | {
-        "conditional",
-        "retracted",
-        "negated value",
-        "two answers, unmarked",
-    }
-    assert len({c.expression for c in CASES}) >= 15 and len({c.container for c in CASES}) >= 15
-    assert sum(c.expected is None for c in CASES) > 10_000  # replies a human reads no answer from
+    assert_covers(CASES, RECALL, size=50_000, expressions=15, containers=15)
 
 
 def test_precision_on_a_fixed_sample() -> None:
-    check(judge(sample(CASES, SAMPLE), read), RECALL)
+    assert_precise(judge(sample(CASES, SAMPLE), read), RECALL)
 
 
 @pytest.mark.slow(reason="about 110,000 generated replies through the reader: a minute on a quiet machine")
 def test_precision_on_the_whole_corpus() -> None:
     outcome = judge(CASES, read)
     print(outcome.table())
-    check(outcome, RECALL)
+    assert_precise(outcome, RECALL)
