@@ -107,6 +107,9 @@ class Policy:
     kind: str
     reply: Callable[[Any], str | None]
     """The reply for one task (its `TaskData`); None for an errored rollout (no reply)."""
+    applies: Callable[[Any], bool] = lambda data: True
+    """Whether the policy means something for an item: a list of every option is one answer
+    on an item that offers a single option (a malformed upstream row), so it is not scored there."""
 
 
 @dataclass
@@ -323,6 +326,11 @@ class MedHalt:
         options = medhalt_input(data)["Options"]
         return [str(v) for k, v in options.items() if k != "correct answer"]
 
+    def several_options(self, data: Any) -> bool:
+        """Whether the item offers two options or more (one fake-question row holds its whole
+        option list in a single option)."""
+        return len(set(self.options(data))) >= 2
+
     def right_answer(self, data: Any) -> str:
         """The answer a right reply gives: the gold, or the decline option of a fake question."""
         if data.decline_options:
@@ -417,11 +425,13 @@ class MedHalt:
                 "every option, one dict each",
                 ALL_OPTIONS,
                 lambda d: "\n".join(self.answer(d, o) for o in self.options(d)),
+                self.several_options,
             ),
             Policy(
                 f"every option in one value `{{'{key}': '<o1>, <o2>, ...'}}`",
                 ALL_OPTIONS,
                 lambda d: self.answer(d, ", ".join(self.options(d))),
+                self.several_options,
             ),
         ]
 
@@ -918,9 +928,12 @@ async def score_replies(
     answered = dict.fromkeys(CONVENTIONS, 0.0)
     correct = dict.fromkeys(CONVENTIONS, 0.0)
     right_unread = dict.fromkeys(CONVENTIONS, 0.0)
-    tasks = setting.tasks
-    for task in tasks:
+    n = 0
+    for task in setting.tasks:
         texts = replies(task.data)
+        if not texts:
+            continue  # the policy does not apply to the item (`Policy.applies`)
+        n += 1
         for convention in CONVENTIONS:
             own = type(task)(task.data.model_copy(update={"parser": convention}), task.config)
             for text in texts:
@@ -932,7 +945,7 @@ async def score_replies(
                 answered[convention] += float(one) / len(texts)
                 correct[convention] += right / len(texts)
                 right_unread[convention] += float(right and not one) / len(texts)
-    n = len(tasks)
+    n = max(n, 1)
     return Outcome(*({c: v / n for c, v in d.items()} for d in (total, answered, correct, right_unread)))
 
 
@@ -986,7 +999,9 @@ async def audit_setting(setting: Setting) -> dict[str, Any]:
     profile = adapter.gold_profile(setting)
     rows = []
     for policy in adapter.policies(setting):
-        outcome = await score_replies(setting, lambda d, p=policy: [p.reply(d)], adapter)
+        outcome = await score_replies(
+            setting, lambda d, p=policy: [p.reply(d)] if p.applies(d) else [], adapter
+        )
         status, cause = verdict(
             policy, outcome, chance.mean[DEFAULT], profile, adapter.abstain_is_answer, wrong.mean[DEFAULT]
         )
