@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from itertools import pairwise
 
 from medhal.kit.commitment import REVISION_WORDS
+from medhal.kit.containers import tag_name
 from medhal.kit.vocabulary import fold, phrases
 
 ALTERNATIVE_WORDS = (
@@ -165,7 +166,7 @@ PROSE_TAGS = frozenset(
     | {"thought", "thoughts", "analysis", "scratchpad", "notes", "note", "comment", "evidence", "context"}
     | {"question", "knowledge", "summary", "discussion", "reflection", "steps", "working"}
 )
-"""Tag names (lower case) whose content is prose about the answer, not the answer: a token
+"""Tag names (`tag_name` form) whose content is prose about the answer, not the answer: a token
 opening `<explanation>` is the explanation's first word ("<explanation>Aortic stenosis is
 systolic.</explanation>"), read by the rules for prose."""
 _LATEX_BRACE = re.compile(r"\\[a-z]+\s*\{$")
@@ -177,7 +178,7 @@ def _opens_container(text: str) -> bool:
     follows is the answer, whatever comes after it ("<score>2 because ...</score>")."""
     if text.endswith(">"):
         tag = _OPENING_TAG.search(text, max(0, len(text) - 42))
-        return tag is not None and tag.group("name").split()[0].lower().replace("-", "_") not in PROSE_TAGS
+        return tag is not None and tag_name(tag.group("name").split()[0]) not in PROSE_TAGS
     return text.endswith("{") and _LATEX_BRACE.search(text, max(0, len(text) - 24)) is not None
 
 
