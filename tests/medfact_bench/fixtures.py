@@ -103,3 +103,24 @@ def score_demo(replies: list[str], out: Path, *args: str) -> Path:
     )
     assert proc.returncode == 0, proc.stderr
     return out
+
+
+def scripted_rollouts(out: Path, replies: list[str], rollouts: int) -> list[dict]:
+    """`eval medfact-bench -r rollouts` on the demo rows against a scripted endpoint that
+    answers `replies` in turn, over and over; the saved trace rows."""
+    import itertools
+
+    from tests.conftest import run_eval
+    from tests.scripted_endpoint import ScriptedEndpoint
+
+    answers = itertools.cycle(replies)
+    with ScriptedEndpoint(lambda body, number: next(answers)) as endpoint:
+        return run_eval(
+            "medfact-bench",
+            endpoint.base_url,
+            out,
+            "--taskset.dataset-path",
+            str(DEMO_ROWS),
+            "-r",
+            str(rollouts),
+        )

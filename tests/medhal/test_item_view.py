@@ -383,24 +383,11 @@ def test_tasks_sort_by_disagreement_and_filter_in_chromium(rollouts_page, view, 
 def test_an_eval_run_of_four_rollouts_shows_them_side_by_side_in_chromium(tmp_path):
     """A real `eval -r 4` run (scripted endpoint) reported by `medhal report`: every task with
     its 4 rollouts, their tokens and time from the traces' model calls, most disagreeing first."""
-    from tests.conftest import run_eval
-    from tests.medfact_bench.fixtures import DEMO_ROWS
+    from tests.medfact_bench.fixtures import scripted_rollouts
     from tests.running import medhal_main
-    from tests.scripted_endpoint import ScriptedEndpoint
 
-    replies = iter(
-        ["<score>2</score>", "<score>-2</score>", "no score", "<score>1</score>", "<score>2</score>"] * 100
-    )
-    with ScriptedEndpoint(lambda body, number: next(replies)) as endpoint:
-        rows = run_eval(
-            "medfact-bench",
-            endpoint.base_url,
-            tmp_path / "run",
-            "--taskset.dataset-path",
-            str(DEMO_ROWS),
-            "-r",
-            "4",
-        )
+    replies = ["<score>2</score>", "<score>-2</score>", "no score", "<score>1</score>", "<score>2</score>"]
+    rows = scripted_rollouts(tmp_path / "run", replies, 4)
     tasks = len({r["task"]["data"]["idx"] for r in rows})
     assert len(rows) == 4 * tasks
     proc = medhal_main("report", str(tmp_path / "run"), "--no-plots", "--max-error-rate", "0")

@@ -256,26 +256,10 @@ def test_runs_with_several_rollouts_are_compared_on_per_item_means(tmp_path):
 
 
 def test_eval_with_three_rollouts_then_report_exits_0_with_pass_at_k(tmp_path):
-    from tests.conftest import run_eval
-    from tests.medfact_bench.fixtures import DEMO_ROWS
+    from tests.medfact_bench.fixtures import scripted_rollouts
     from tests.running import medhal_main
-    from tests.scripted_endpoint import ScriptedEndpoint
 
-    replies = iter(["<score>2</score>", "<score>-2</score>", "no score"] * 100)
-
-    def script(body: dict, number: int) -> str:
-        return next(replies)
-
-    with ScriptedEndpoint(script) as endpoint:
-        rows = run_eval(
-            "medfact-bench",
-            endpoint.base_url,
-            tmp_path / "run",
-            "--taskset.dataset-path",
-            str(DEMO_ROWS),
-            "-r",
-            "3",
-        )
+    rows = scripted_rollouts(tmp_path / "run", ["<score>2</score>", "<score>-2</score>", "no score"], 3)
     assert len(rows) == 18 and len({r["id"] for r in rows}) == 18
     proc = medhal_main("report", str(tmp_path / "run"), "--no-plots", "--max-error-rate", "0")
     assert proc.returncode == 0, proc.stderr
